@@ -1,0 +1,24 @@
+/** Unit tests live beside pure code in src/; e2e tests in test/e2e run the real app on real PostgreSQL and Redis. */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      globalSetup: '<rootDir>/test/e2e/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/e2e/setup/global-teardown.ts',
+      testTimeout: 30000,
+    },
+  ],
+};

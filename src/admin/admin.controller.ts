@@ -1,0 +1,84 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { AdminApi } from '../common/decorators/admin-auth.decorator';
+import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
+import { IdParamPipe } from '../common/pipes/id-param.pipe';
+import { SellerService } from '../seller/seller.service';
+import { AdminSellerResponse, CreatedSellerResponse, KeyPairResponse, SettingsDto, SettingsResponse } from './dto/admin.response';
+import { CreateSellerDto, UpdateSellerDto } from './dto/seller-input.dto';
+import { SettingsService } from './settings.service';
+
+/** The operator API of platform.md §2: sellers, key pairs and platform settings. */
+@Controller('admin')
+@AdminApi()
+export class AdminController {
+  constructor(
+    private readonly sellers: SellerService,
+    private readonly apiKeys: ApiKeysService,
+    private readonly settings: SettingsService,
+  ) {}
+
+  @Post('sellers')
+  @ApiOperation({ summary: 'Create a seller with its first API key pair and postback secret' })
+  @ApiCreatedResponse({ type: CreatedSellerResponse })
+  @ApiErrorResponses('account', ['MISSING_FIELDS', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'CONFLICT'])
+  createSeller(@Body() body: CreateSellerDto): Promise<CreatedSellerResponse> {
+    return this.sellers.create(body);
+  }
+
+  @Get('sellers/:id')
+  @ApiOperation({ summary: 'Read a seller account with its fee schedule' })
+  @ApiOkResponse({ type: AdminSellerResponse })
+  @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  getSeller(@Param('id', IdParamPipe) id: number): Promise<AdminSellerResponse> {
+    return this.sellerWithFees(id);
+  }
+
+  @Patch('sellers/:id')
+  @ApiOperation({ summary: "Block or unblock a seller, change its permissions or fees" })
+  @ApiOkResponse({ type: AdminSellerResponse })
+  @ApiErrorResponses('account', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND'])
+  async updateSeller(@Param('id', IdParamPipe) id: number, @Body() body: UpdateSellerDto): Promise<AdminSellerResponse> {
+    await this.sellers.update(id, body);
+    return this.sellerWithFees(id);
+  }
+
+  @Post('sellers/:id/api-keys')
+  @ApiOperation({ summary: 'Issue a new API key pair; earlier pairs keep working until revoked' })
+  @ApiCreatedResponse({ type: KeyPairResponse })
+  @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  issueKeyPair(@Param('id', IdParamPipe) id: number): Promise<KeyPairResponse> {
+    return this.sellers.issueKeyPair(id);
+  }
+
+  @Delete('api-keys/:publicKey')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Revoke a key pair: it answers 401 from then on' })
+  @ApiNoContentResponse({ description: 'Revoked' })
+  @ApiErrorResponses('account', ['UNAUTHORIZED', 'NOT_FOUND'])
+  async revokeKeyPair(@Param('publicKey') publicKey: string): Promise<void> {
+    await this.apiKeys.revoke(publicKey);
+  }
+
+  @Get('settings')
+  @ApiOperation({ summary: 'Platform settings' })
+  @ApiOkResponse({ type: SettingsResponse })
+  @ApiErrorResponses('account', ['UNAUTHORIZED'])
+  getSettings(): Promise<SettingsResponse> {
+    return this.settings.current();
+  }
+
+  @Put('settings')
+  @ApiOperation({ summary: 'Turn cashouts through the API on or off for every seller' })
+  @ApiOkResponse({ type: SettingsResponse })
+  @ApiErrorResponses('account', ['MISSING_FIELDS', 'VALIDATION_ERROR', 'UNAUTHORIZED'])
+  updateSettings(@Body() body: SettingsDto): Promise<SettingsResponse> {
+    return this.settings.update(body);
+  }
+
+  private async sellerWithFees(id: number): Promise<AdminSellerResponse> {
+    const [account, fees] = await Promise.all([this.sellers.account(id), this.sellers.feeSchedule(id)]);
+    return { ...account, fees };
+  }
+}

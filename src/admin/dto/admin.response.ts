@@ -1,0 +1,34 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsBoolean, IsDefined } from 'class-validator';
+import { SellerAccountResponse } from '../../seller/dto/seller-account.response';
+import { FeesDto } from './seller-input.dto';
+
+export class KeyPairResponse {
+  @ApiProperty({ example: 'pk_Zk3v9Qm1...' }) publicKey: string;
+  @ApiProperty({ example: 'sk_8JdQ0xY2...', description: 'Shown once: only its hash is stored' }) privateKey: string;
+}
+
+export class CreatedSellerResponse {
+  @ApiProperty({ type: SellerAccountResponse }) seller: SellerAccountResponse;
+  @ApiProperty({ type: KeyPairResponse }) credentials: KeyPairResponse;
+  @ApiProperty({ example: 'whsec_q8W...', description: 'Key of the X-Signature HMAC of postbacks; shown once' })
+  postbackSecret: string;
+}
+
+/** The seller account as the operator sees it: spec 2.9 plus the seller's whole fee schedule. */
+export class AdminSellerResponse extends SellerAccountResponse {
+  @ApiProperty({ type: FeesDto, description: 'The fee schedule in force: defaults with the seller overrides' })
+  fees: FeesDto;
+}
+
+export class SettingsDto {
+  @ApiProperty({ example: true, description: 'false makes every cashout answer 403 API_WITHDRAWAL_DISABLED_GLOBALLY' })
+  @IsDefined()
+  @IsBoolean()
+  apiWithdrawalsEnabled: boolean;
+}
+
+export class SettingsResponse {
+  @ApiProperty({ example: true }) apiWithdrawalsEnabled: boolean;
+  @ApiProperty({ example: '2026-11-22T13:00:00.000Z' }) updatedAt: string;
+}

@@ -1,0 +1,47 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { AdminModule } from './admin/admin.module';
+import { AuthModule } from './auth/auth.module';
+import { BalanceModule } from './balance/balance.module';
+import { CashoutModule } from './cashout/cashout.module';
+import { KeyPairThrottlerGuard } from './common/guards/key-pair-throttler.guard';
+import { AppConfig } from './config/app-config';
+import { AppConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { RedisModule } from './redis/redis.module';
+import { SalesModule } from './sales/sales.module';
+import { SellerModule } from './seller/seller.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { TransactionsModule } from './transactions/transactions.module';
+
+@Module({
+  imports: [
+    AppConfigModule,
+    LoggingModule,
+    DatabaseModule,
+    RedisModule,
+    ThrottlerModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        throttlers: [{ name: 'default', ttl: 1000, limit: Math.max(config.rateLimitPerSecond, 1) }],
+        skipIf: () => config.rateLimitPerSecond === 0,
+      }),
+    }),
+    AuthModule,
+    HealthModule,
+    SellerModule,
+    BalanceModule,
+    SalesModule,
+    TransactionsModule,
+    SubscriptionsModule,
+    CashoutModule,
+    NotificationsModule,
+    AdminModule,
+  ],
+  providers: [{ provide: APP_GUARD, useClass: KeyPairThrottlerGuard }],
+})
+export class AppModule {}

@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { constantTimeEqual, randomToken, sha256Hex } from '../common/crypto/secrets';
+import { DomainError } from '../domain/domain-error';
+import { ApiKeysRepository } from './api-keys.repository';
+
+export interface KeyPair {
+  publicKey: string;
+  privateKey: string;
+}
+
+const PUBLIC_KEY_PATTERN = /^pk_[A-Za-z0-9_-]{16,60}$/;
+const PRIVATE_KEY_PATTERN = /^sk_[A-Za-z0-9_-]{16,60}$/;
+
+/** Issues, revokes and checks API key pairs (spec §5). */
+@Injectable()
+export class ApiKeysService {
+  constructor(private readonly keys: ApiKeysRepository) {}
+
+  /** A new pair for the seller. The private key is returned once; only its hash is stored. */
+  async issue(sellerId: number, manager?: EntityManager): Promise<KeyPair> {
+    const pair = { publicKey: randomToken('pk_'), privateKey: randomToken('sk_') };
+    await this.keys.insert(sellerId, pair.publicKey, sha256Hex(pair.privateKey), manager);
+    return pair;
+  }
+
+  async revoke(publicKey: string): Promise<void> {
+    if (!(await this.keys.revokeIfActive(publicKey))) {
+      throw new DomainError('NOT_FOUND', 'No active API key with this public key');
+    }
+  }
+
+  /**
+   * The seller id the pair belongs to. Missing, malformed or unknown keys, a revoked pair, or two keys
+   * of different pairs: UNAUTHORIZED. A blocked seller: FORBIDDEN.
+   */
+  async authenticate(publicKey: string | undefined, privateKey: string | undefined): Promise<number> {
+    if (!publicKey || !privateKey) {
+      throw new DomainError('UNAUTHORIZED', 'Missing API keys: send X-Api-Public-Key and X-Api-Private-Key');
+    }
+    const wellFormed = PUBLIC_KEY_PATTERN.test(publicKey) && PRIVATE_KEY_PATTERN.test(privateKey);
+    const key = wellFormed ? await this.keys.findActiveByPublicKey(publicKey) : null;
+    // Compare even when the key is unknown, so that timing tells nothing about which part was wrong.
+    const matches = constantTimeEqual(key?.privateKeyHash ?? '', sha256Hex(privateKey));
+    if (!key || !matches) {
+      throw new DomainError('UNAUTHORIZED', 'Invalid API key pair');
+    }
+    if (key.sellerBlocked) {
+      throw new DomainError('FORBIDDEN', 'This account is blocked');
+    }
+    return key.sellerId;
+  }
+}

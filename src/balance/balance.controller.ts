@@ -1,0 +1,26 @@
+import { Controller, Get, UseFilters } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiKeyAuth } from '../common/decorators/api-key-auth.decorator';
+import { CurrentSeller } from '../common/decorators/current-seller.decorator';
+import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
+import { AccountExceptionFilter } from '../common/filters/account-exception.filter';
+import { AuthenticatedSeller } from '../common/guards/authenticated-seller';
+import { BalanceResponse } from './dto/balance.response';
+import { BalanceService } from './balance.service';
+
+@ApiTags('Balance')
+@Controller('api/public/balance')
+@ApiKeyAuth()
+@UseFilters(AccountExceptionFilter)
+export class BalanceController {
+  constructor(private readonly balance: BalanceService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Balance of the account', description: 'A zero balance is created on the first read.' })
+  @ApiOkResponse({ type: BalanceResponse })
+  @ApiErrorResponses('account', ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL_ERROR'])
+  async get(@CurrentSeller() seller: AuthenticatedSeller): Promise<BalanceResponse> {
+    const view = await this.balance.balanceOf(seller.id);
+    return { available: view.availableCents, blocked: view.blockedCents, total: view.totalCents };
+  }
+}

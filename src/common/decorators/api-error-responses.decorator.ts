@@ -1,0 +1,65 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { DomainError, ErrorCode, RequestValidationError } from '../../domain/domain-error';
+import { renderAccountError } from '../filters/account-exception.filter';
+import { renderCashoutError } from '../filters/cashout-exception.filter';
+import { ErrorBodyRenderer } from '../filters/error-family';
+import { STATUS_BY_CODE } from '../filters/error-status';
+import { renderSalesError } from '../filters/sales-exception.filter';
+import { renderSubscriptionsError } from '../filters/subscriptions-exception.filter';
+import { renderTransactionsError } from '../filters/transactions-exception.filter';
+
+export type ErrorFamily = 'account' | 'sales' | 'transactions' | 'cashout' | 'subscriptions';
+
+const RENDERERS: Record<ErrorFamily, ErrorBodyRenderer> = {
+  account: renderAccountError,
+  sales: renderSalesError,
+  transactions: renderTransactionsError,
+  cashout: renderCashoutError,
+  subscriptions: renderSubscriptionsError,
+};
+
+const SAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  UNAUTHORIZED: 'Invalid API key pair',
+  FORBIDDEN: 'This account is blocked',
+  NOT_FOUND: 'Not found',
+  RATE_LIMITED: 'Too many requests: slow down and retry after the Retry-After delay',
+  INTERNAL_ERROR: 'Internal server error',
+  MALFORMED_JSON: 'The request body is not valid JSON',
+  PAYLOAD_TOO_LARGE: 'The request body is too large',
+  INVALID_ID: 'Invalid id "abc": it must be a positive integer',
+};
+
+function sampleError(code: ErrorCode): DomainError {
+  if (code === 'MISSING_FIELDS') return new RequestValidationError(['customer.email', 'items'], []);
+  if (code === 'VALIDATION_ERROR') {
+    return new RequestValidationError([], [{ field: 'email', message: 'email must be an email' }]);
+  }
+  return new DomainError(code, SAMPLE_MESSAGES[code] ?? code);
+}
+
+/**
+ * Documents the error answers of a route with example bodies rendered by the family's own filter,
+ * so the documentation cannot drift from what the service answers.
+ */
+export function ApiErrorResponses(family: ErrorFamily, codes: ErrorCode[]): MethodDecorator & ClassDecorator {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = STATUS_BY_CODE[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const decorators = [...byStatus.entries()].map(([status, statusCodes]) => {
+    const examples = Object.fromEntries(
+      statusCodes.map((code) => [
+        code,
+        { value: RENDERERS[family]({ error: sampleError(code), status, requestId: '5b1f0c1e-2f59-4d0c-9f7e-1c2b3a4d5e6f' }) },
+      ]),
+    );
+    return ApiResponse({
+      status,
+      description: statusCodes.join(', '),
+      content: { 'application/json': { schema: { type: 'object' }, examples } },
+    });
+  });
+  return applyDecorators(...decorators);
+}

@@ -1,0 +1,14 @@
+import { applyDecorators, UseGuards } from '@nestjs/common';
+import { ApiSecurity } from '@nestjs/swagger';
+import { ApiKeyGuard } from '../guards/api-key.guard';
+
+export const PUBLIC_KEY_SCHEME = 'publicKey';
+export const PRIVATE_KEY_SCHEME = 'privateKey';
+
+/** Guards a controller or route with the seller's API key pair and documents both headers. */
+export function ApiKeyAuth(): ClassDecorator & MethodDecorator {
+  return applyDecorators(
+    UseGuards(ApiKeyGuard),
+    ApiSecurity({ [PUBLIC_KEY_SCHEME]: [], [PRIVATE_KEY_SCHEME]: [] }),
+  );
+}

@@ -1,0 +1,31 @@
+import { ArgumentsHost, ExceptionFilter, Logger } from '@nestjs/common';
+import { Request, Response } from 'express';
+import { DomainError } from '../../domain/domain-error';
+import { ErrorBodyRenderer, INTERNAL_MESSAGE } from './error-family';
+import { STATUS_BY_CODE } from './error-status';
+import { toDomainError } from './to-domain-error';
+
+const logger = new Logger('Errors');
+
+/** Answers any exception with its status and the body shape of one endpoint family. */
+export function respondWithError(exception: unknown, request: Request, response: Response, render: ErrorBodyRenderer): void {
+  const known = toDomainError(exception);
+  const error = known ?? new DomainError('INTERNAL_ERROR', INTERNAL_MESSAGE);
+  const status = STATUS_BY_CODE[error.code];
+  const requestId = String((request as { id?: unknown }).id ?? '');
+  if (status >= 500) {
+    logger.error({ err: exception, requestId, method: request.method, path: request.path }, 'Request failed');
+  }
+  if (response.headersSent) return;
+  response.status(status).json(render({ error, status, requestId }));
+}
+
+/** Base of the per-family filters in this folder; each one names its renderer. */
+export abstract class FamilyExceptionFilter implements ExceptionFilter {
+  protected abstract readonly render: ErrorBodyRenderer;
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    respondWithError(exception, http.getRequest<Request>(), http.getResponse<Response>(), this.render);
+  }
+}

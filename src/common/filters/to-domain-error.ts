@@ -1,0 +1,60 @@
+import { HttpException } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import { DomainError, ErrorCode } from '../../domain/domain-error';
+
+/** Errors raised by express' body parser before any route runs. */
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+const BODY_PARSER_CODES: Record<string, [ErrorCode, string]> = {
+  'entity.parse.failed': ['MALFORMED_JSON', 'The request body is not valid JSON'],
+  'entity.too.large': ['PAYLOAD_TOO_LARGE', 'The request body is too large'],
+  'entity.verify.failed': ['MALFORMED_JSON', 'The request body could not be read'],
+  'request.aborted': ['MALFORMED_JSON', 'The request body was cut short'],
+  'request.size.invalid': ['MALFORMED_JSON', 'The request body does not match its Content-Length'],
+  'charset.unsupported': ['UNSUPPORTED_MEDIA_TYPE', 'The request body charset is not supported; send UTF-8 JSON'],
+  'encoding.unsupported': ['UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported'],
+};
+
+const HTTP_STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+};
+
+/**
+ * Any thrown value as a DomainError. Returns null for what is not understood: the caller answers
+ * 500 INTERNAL_ERROR and logs it.
+ */
+export function toDomainError(exception: unknown): DomainError | null {
+  if (exception instanceof DomainError) return exception;
+  if (exception instanceof ThrottlerException) {
+    return new DomainError('RATE_LIMITED', 'Too many requests: slow down and retry after the Retry-After delay');
+  }
+  const parserType = (exception as BodyParserError | null)?.type;
+  if (parserType && BODY_PARSER_CODES[parserType]) {
+    const [code, message] = BODY_PARSER_CODES[parserType];
+    return new DomainError(code, message);
+  }
+  if (exception instanceof HttpException) {
+    const code = HTTP_STATUS_CODES[exception.getStatus()];
+    if (!code) return null;
+    const response = exception.getResponse();
+    const raw = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+    const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : exception.message;
+    return new DomainError(code, code === 'NOT_FOUND' ? routeNotFoundMessage(message) : message);
+  }
+  return null;
+}
+
+function routeNotFoundMessage(message: string): string {
+  return /^Cannot [A-Z]+ /.test(message) ? `Route not found: ${message.replace(/^Cannot /, '')}` : message;
+}

@@ -1,0 +1,81 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+
+const toBoolean = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : value === 'true' ? true : value === 'false' ? false : value;
+const toInteger = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+/** The service's environment (platform.md §1). Each variable is checked at boot; defaults are for local work. */
+export class EnvironmentVariables {
+  @Transform(toInteger)
+  @IsInt({ message: 'PORT must be an integer between 1 and 65535' })
+  @Min(1, { message: 'PORT must be an integer between 1 and 65535' })
+  @Max(65535, { message: 'PORT must be an integer between 1 and 65535' })
+  PORT = 3000;
+
+  @Transform(emptyToUndefined)
+  @Matches(/^postgres(ql)?:\/\/[^/]+\/[A-Za-z0-9_]+(\?.*)?$/, {
+    message: 'DATABASE_URL must look like postgres://user@host:5432/database',
+  })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/payment_gateway';
+
+  @Transform(emptyToUndefined)
+  @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must look like redis://host:6379' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Operator API token; the /admin routes answer 404 while it is unset. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters long' })
+  ADMIN_TOKEN?: string;
+
+  @Transform(emptyToUndefined)
+  @IsIn(['sandbox'], { message: 'PAYMENT_PROVIDER must be one of: sandbox' })
+  PAYMENT_PROVIDER = 'sandbox';
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  POSTBACK_ALLOW_PRIVATE_NETWORKS = false;
+
+  @Transform(toInteger)
+  @IsInt({ message: 'RATE_LIMIT_RPS must be a whole number, 0 to turn the limit off' })
+  @Min(0, { message: 'RATE_LIMIT_RPS must be a whole number, 0 to turn the limit off' })
+  RATE_LIMIT_RPS = 100;
+
+  /**
+   * 32-byte key (64 hex characters) that encrypts stored secrets (postback secrets). Unset: a fixed
+   * development key is used and a warning is logged; set it in production.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9a-fA-F]{64}$/, { message: 'ENCRYPTION_KEY must be 64 hexadecimal characters (32 bytes)' })
+  ENCRYPTION_KEY?: string;
+
+  @Transform(emptyToUndefined)
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+  })
+  LOG_LEVEL = 'info';
+}
+
+export class InvalidEnvironmentError extends Error {}
+
+/** Validates and types the environment; throws a one-line reason naming the first bad variable. */
+export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
+  const known = Object.keys(new EnvironmentVariables());
+  const relevant: Record<string, unknown> = {};
+  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY']) {
+    if (raw[key] !== undefined) relevant[key] = raw[key];
+  }
+  const env = plainToInstance(EnvironmentVariables, relevant, { exposeDefaultValues: true });
+  const errors = validateSync(env, { whitelist: true });
+  if (errors.length > 0) {
+    const first = errors[0];
+    const message = Object.values(first.constraints ?? {})[0] ?? `${first.property} is invalid`;
+    throw new InvalidEnvironmentError(`Invalid configuration: ${message}`);
+  }
+  return env;
+}

@@ -1,0 +1,58 @@
+import { NextFunction, Request, Response, json } from 'express';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { ADMIN_TOKEN_SCHEME } from './common/decorators/admin-auth.decorator';
+import { PRIVATE_KEY_SCHEME, PUBLIC_KEY_SCHEME } from './common/decorators/api-key-auth.decorator';
+import { FallbackExceptionFilter } from './common/filters/fallback-exception.filter';
+import { toDomainError } from './common/filters/to-domain-error';
+import { AppValidationPipe } from './common/pipes/validation.pipe';
+import { AppModule } from './app.module';
+
+/** Largest JSON body accepted; larger ones get 413 in the family's error shape. */
+export const BODY_LIMIT = '1mb';
+
+/** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
+export async function createApp(): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, bufferLogs: true });
+  return configureApp(app);
+}
+
+/**
+ * Body parsing is ours rather than Nest's so that a malformed or oversized body becomes a DomainError
+ * (MALFORMED_JSON, PAYLOAD_TOO_LARGE) that the fallback filter answers in the endpoint family's shape.
+ */
+function parseJsonBodies(app: NestExpressApplication): void {
+  app.use(json({ limit: BODY_LIMIT }));
+  app.use((error: unknown, _request: Request, _response: Response, next: NextFunction) => next(toDomainError(error) ?? error));
+}
+
+/** Everything the running service and the e2e tests share on top of AppModule. */
+export function configureApp(app: NestExpressApplication): NestExpressApplication {
+  app.useLogger(app.get(Logger));
+  parseJsonBodies(app);
+  app.useGlobalPipes(new AppValidationPipe());
+  app.useGlobalFilters(new FallbackExceptionFilter());
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.enableShutdownHooks();
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Payment gateway API')
+      .setDescription(
+        'Sales by PIX, card, boleto and transfer; subscriptions; balance; seller account; cashouts to a PIX key. ' +
+          'Every /api route needs both X-Api-Public-Key and X-Api-Private-Key. Amounts are integer cents, ' +
+          'except cashout amounts and subscription metrics, which are reais.',
+      )
+      .setVersion('1')
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Public-Key', description: 'pk_…' }, PUBLIC_KEY_SCHEME)
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Private-Key', description: 'sk_…' }, PRIVATE_KEY_SCHEME)
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Admin-Token', description: 'Operator token (ADMIN_TOKEN)' }, ADMIN_TOKEN_SCHEME)
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  return app;
+}

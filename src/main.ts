@@ -1,0 +1,29 @@
+import 'reflect-metadata';
+import { validateEnvironment } from './config/env.schema';
+import { createApp } from './configure-app';
+import { prepareDatabase } from './database/prepare-database';
+import { Logger } from 'nestjs-pino';
+import { AppConfig } from './config/app-config';
+
+/** Checks the configuration, creates and migrates the database, then serves. Any failure: one line and exit 1. */
+async function bootstrap(): Promise<void> {
+  const env = validateEnvironment(process.env);
+  await prepareDatabase(env.DATABASE_URL).catch((error: Error) => {
+    throw new Error(`Cannot prepare the database at ${redactUrl(env.DATABASE_URL)}: ${error.message}`);
+  });
+  const app = await createApp();
+  const config = app.get(AppConfig);
+  if (config.usesDevelopmentEncryptionKey) {
+    app.get(Logger).warn('ENCRYPTION_KEY is unset: stored secrets use the development key. Set it in production.');
+  }
+  await app.listen(config.port);
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+bootstrap().catch((error: Error) => {
+  console.error(error.message.split('\n')[0]);
+  process.exit(1);
+});

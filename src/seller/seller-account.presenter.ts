@@ -1,0 +1,81 @@
+import { BalanceView } from '../balance/balance.service';
+import { CASHOUT_MAXIMUM_CENTS, CASHOUT_MINIMUM_CENTS } from '../domain/cashout-limits';
+import { FeeSchedule } from '../domain/fees';
+import { basisPoints, basisPointsToPercent, centsToReaisString } from '../domain/money';
+import { SellerAccountResponse } from './dto/seller-account.response';
+import { SellerEntity } from './entities/seller.entity';
+import { RevenueCounters } from './seller.repository';
+
+/** The seller account of spec 2.9 from its row, balance, revenue and fee schedule. */
+export function toSellerAccount(
+  seller: SellerEntity,
+  balance: BalanceView,
+  revenue: RevenueCounters,
+  fees: FeeSchedule,
+): SellerAccountResponse {
+  const createdAt = seller.createdAt.toISOString();
+  const document =
+    seller.documentType && seller.documentNumber
+      ? { id: seller.id, number: seller.documentNumber, type: seller.documentType }
+      : null;
+  return {
+    id: seller.id,
+    userId: seller.id,
+    legalName: seller.legalName,
+    blocked: seller.blocked,
+    invoiceDescriptor: seller.invoiceDescriptor,
+    commercialName: seller.commercialName,
+    createdAt,
+    uploadedDocuments: seller.uploadedDocuments,
+    user: {
+      id: seller.id,
+      email: seller.email,
+      phone: seller.phone,
+      name: seller.name,
+      isEmailVerified: seller.isEmailVerified,
+      isPhoneVerified: seller.isPhoneVerified,
+      isAdmin: seller.isAdmin,
+      isMaster: seller.isMaster,
+      createdAt,
+    },
+    document,
+    permissions: {
+      isCreditCardAvailable: seller.isCreditCardAvailable,
+      isBoletoAvailable: seller.isBoletoAvailable,
+      isPixAvailable: seller.isPixAvailable,
+      transferEnabled: seller.transferEnabled,
+      transferPriceCents: fees.cashoutFixedCents,
+      anticipationEnabled: seller.anticipationEnabled,
+      anticipatableVolumePercentage: basisPointsToPercent(basisPoints(seller.anticipatableVolumeBps)),
+      anticipationPricePercent: basisPointsToPercent(basisPoints(seller.anticipationPriceBps)),
+      minAnticipatableDays: seller.minAnticipatableDays,
+    },
+    details: {
+      averageRevenue: seller.details.averageRevenue ?? null,
+      averageTicket: seller.details.averageTicket ?? null,
+      physicalProducts: seller.details.physicalProducts ?? null,
+      productsDescription: seller.details.productsDescription ?? null,
+      siteUrl: seller.details.siteUrl ?? null,
+      phone: seller.details.phone ?? seller.phone,
+      email: seller.details.email ?? seller.email,
+    },
+    legalRepresentative: null,
+    address: seller.address,
+    revenue,
+    defaultRecipient: {
+      id: seller.id,
+      legalName: seller.legalName,
+      document: { number: seller.documentNumber, type: seller.documentType },
+      transferSettings: {
+        method: 'PIX',
+        transferEnabled: seller.transferEnabled,
+        automaticTransfer: false,
+        feeFixedCents: fees.cashoutFixedCents,
+        feePercent: basisPointsToPercent(fees.cashoutPercentBps),
+        minimumAmount: centsToReaisString(CASHOUT_MINIMUM_CENTS),
+        maximumAmount: centsToReaisString(CASHOUT_MAXIMUM_CENTS),
+      },
+      balance: { available: balance.availableCents, updatedAt: balance.updatedAt.toISOString() },
+    },
+  };
+}

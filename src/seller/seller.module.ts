@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { BalanceModule } from '../balance/balance.module';
+import { SellerEntity } from './entities/seller.entity';
+import { SellerController } from './seller.controller';
+import { SellerRepository } from './seller.repository';
+import { SellerService } from './seller.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([SellerEntity]), BalanceModule],
+  controllers: [SellerController],
+  providers: [SellerService, SellerRepository],
+  exports: [SellerService],
+})
+export class SellerModule {}

@@ -1,0 +1,162 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiKeysService, KeyPair } from '../auth/api-keys.service';
+import { BalanceService } from '../balance/balance.service';
+import { encryptSecret, randomToken } from '../common/crypto/secrets';
+import { AppConfig } from '../config/app-config';
+import { DomainError } from '../domain/domain-error';
+import { FeeSchedule, FeeScheduleKey, feeScheduleWith } from '../domain/fees';
+import { basisPoints, percentToBasisPoints } from '../domain/money';
+import { SellerAccountResponse } from './dto/seller-account.response';
+import { SellerEntity } from './entities/seller.entity';
+import { toSellerAccount } from './seller-account.presenter';
+import { SellerRepository } from './seller.repository';
+
+export interface PermissionsInput {
+  isCreditCardAvailable?: boolean;
+  isBoletoAvailable?: boolean;
+  isPixAvailable?: boolean;
+  transferEnabled?: boolean;
+  transferPriceCents?: number;
+  anticipationEnabled?: boolean;
+  anticipatableVolumePercentage?: number;
+  anticipationPricePercent?: number;
+  minAnticipatableDays?: number;
+}
+
+export interface CreateSellerInput {
+  name: string;
+  email: string;
+  phone?: string;
+  document?: { type: 'cpf' | 'cnpj'; number: string };
+  commercialName?: string;
+  permissions?: PermissionsInput;
+}
+
+export interface UpdateSellerInput {
+  blocked?: boolean;
+  permissions?: PermissionsInput;
+  fees?: Partial<Record<FeeScheduleKey, number>>;
+}
+
+export interface CreatedSeller {
+  seller: SellerAccountResponse;
+  credentials: KeyPair;
+  postbackSecret: string;
+}
+
+/** The statement descriptor: the commercial name (or name) in upper-case ASCII letters and digits. */
+function invoiceDescriptorFor(name: string): string {
+  const ascii = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase().replace(/[^A-Z0-9 ]/g, '');
+  return (ascii.replace(/\s+/g, ' ').trim() || 'GATEWAY').slice(0, 22);
+}
+
+@Injectable()
+export class SellerService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sellers: SellerRepository,
+    private readonly apiKeys: ApiKeysService,
+    private readonly balance: BalanceService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Creates the seller, its zero balance and its first key pair in one transaction. */
+  async create(input: CreateSellerInput): Promise<CreatedSeller> {
+    if (await this.sellers.emailTaken(input.email)) {
+      throw new DomainError('CONFLICT', `A seller with the e-mail ${input.email} already exists`);
+    }
+    const postbackSecret = randomToken('whsec_');
+    const { sellerId, credentials } = await this.dataSource.transaction(async (manager) => {
+      const seller = await this.sellers.insert(
+        {
+          name: input.name,
+          email: input.email,
+          phone: input.phone ?? null,
+          legalName: input.name,
+          commercialName: input.commercialName ?? null,
+          invoiceDescriptor: invoiceDescriptorFor(input.commercialName ?? input.name),
+          documentType: input.document?.type ?? null,
+          documentNumber: input.document?.number ?? null,
+          postbackSecretEncrypted: encryptSecret(postbackSecret, this.config.encryptionKey),
+          feeOverrides: this.feeOverridesWith({}, input.permissions),
+          ...this.permissionColumns(input.permissions ?? {}),
+        },
+        manager,
+      );
+      await this.balance.open(seller.id, manager);
+      return { sellerId: seller.id, credentials: await this.apiKeys.issue(seller.id, manager) };
+    }).catch((error: unknown) => {
+      if ((error as { code?: string }).code === '23505') {
+        throw new DomainError('CONFLICT', `A seller with the e-mail ${input.email} already exists`);
+      }
+      throw error;
+    });
+    return { seller: await this.account(sellerId), credentials, postbackSecret };
+  }
+
+  async account(sellerId: number): Promise<SellerAccountResponse> {
+    const seller = await this.require(sellerId);
+    const [balance, revenue] = await Promise.all([this.balance.balanceOf(sellerId), this.sellers.revenueOf(sellerId)]);
+    return toSellerAccount(seller, balance, revenue, this.scheduleOf(seller));
+  }
+
+  async feeSchedule(sellerId: number): Promise<FeeSchedule> {
+    return this.scheduleOf(await this.require(sellerId));
+  }
+
+  async update(sellerId: number, input: UpdateSellerInput): Promise<SellerAccountResponse> {
+    const seller = await this.require(sellerId);
+    const patch: Partial<SellerEntity> = { ...this.permissionColumns(input.permissions ?? {}) };
+    if (input.blocked !== undefined) patch.blocked = input.blocked;
+    patch.feeOverrides = this.feeOverridesWith({ ...seller.feeOverrides, ...(input.fees ?? {}) }, input.permissions);
+    await this.sellers.update(sellerId, patch);
+    return this.account(sellerId);
+  }
+
+  async issueKeyPair(sellerId: number): Promise<KeyPair> {
+    await this.require(sellerId);
+    return this.apiKeys.issue(sellerId);
+  }
+
+  /** NOT_FOUND when there is no seller with this id. */
+  async assertExists(sellerId: number): Promise<void> {
+    await this.require(sellerId);
+  }
+
+  private async require(sellerId: number): Promise<SellerEntity> {
+    const seller = await this.sellers.findById(sellerId);
+    if (!seller) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
+    return seller;
+  }
+
+  private scheduleOf(seller: SellerEntity): FeeSchedule {
+    return feeScheduleWith(seller.feeOverrides);
+  }
+
+  /** permissions.transferPriceCents is the cashout's fixed fee of the seller's fee schedule. */
+  private feeOverridesWith(overrides: Record<string, number>, permissions?: PermissionsInput): Record<string, number> {
+    const result = { ...overrides };
+    if (permissions?.transferPriceCents !== undefined) result.cashoutFixedCents = permissions.transferPriceCents;
+    feeScheduleWith(result); // throws on an impossible fee before anything is written
+    return result;
+  }
+
+  private permissionColumns(p: PermissionsInput): Partial<SellerEntity> {
+    const columns: Partial<SellerEntity> = {};
+    if (p.isCreditCardAvailable !== undefined) columns.isCreditCardAvailable = p.isCreditCardAvailable;
+    if (p.isBoletoAvailable !== undefined) columns.isBoletoAvailable = p.isBoletoAvailable;
+    if (p.isPixAvailable !== undefined) columns.isPixAvailable = p.isPixAvailable;
+    if (p.transferEnabled !== undefined) columns.transferEnabled = p.transferEnabled;
+    if (p.anticipationEnabled !== undefined) columns.anticipationEnabled = p.anticipationEnabled;
+    if (p.minAnticipatableDays !== undefined) columns.minAnticipatableDays = p.minAnticipatableDays;
+    if (p.anticipatableVolumePercentage !== undefined) {
+      columns.anticipatableVolumeBps = percentToBasisPoints(p.anticipatableVolumePercentage) ?? basisPoints(0);
+    }
+    if (p.anticipationPricePercent !== undefined) {
+      columns.anticipationPriceBps = percentToBasisPoints(p.anticipationPricePercent) ?? basisPoints(0);
+    }
+    return columns;
+  }
+}
