@@ -1,5 +1,5 @@
 /** Unit tests live beside pure code in src/; e2e tests in test/e2e run the real app on real PostgreSQL and Redis. */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
 module.exports = {
   projects: [

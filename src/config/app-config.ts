@@ -1,48 +1,45 @@
-import { Injectable } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import { EnvironmentVariables } from './env.schema';
 
 /** Development-only key for stored secrets, used when ENCRYPTION_KEY is unset (a warning is logged). */
 const DEVELOPMENT_ENCRYPTION_KEY = '5f0c8d0b1c9e4a7f8e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1';
 
-/** Typed access to the validated environment; nothing else reads process.env. */
-@Injectable()
+/** Typed access to the validated environment (config.module.ts builds it once per application). */
 export class AppConfig {
-  constructor(private readonly config: ConfigService<EnvironmentVariables, true>) {}
+  constructor(private readonly env: EnvironmentVariables) {}
 
   get port(): number {
-    return this.config.get('PORT', { infer: true });
+    return this.env.PORT;
   }
   get databaseUrl(): string {
-    return this.config.get('DATABASE_URL', { infer: true });
+    return this.env.DATABASE_URL;
   }
   get redisUrl(): string {
-    return this.config.get('REDIS_URL', { infer: true });
+    return this.env.REDIS_URL;
   }
   /** The operator token, or null when the operator API is off. */
   get adminToken(): string | null {
-    return this.config.get('ADMIN_TOKEN', { infer: true }) ?? null;
+    return this.env.ADMIN_TOKEN ?? null;
   }
   get paymentProvider(): 'sandbox' {
-    return this.config.get('PAYMENT_PROVIDER', { infer: true }) as 'sandbox';
+    return this.env.PAYMENT_PROVIDER as 'sandbox';
   }
   get isSandbox(): boolean {
     return this.paymentProvider === 'sandbox';
   }
   get postbackAllowPrivateNetworks(): boolean {
-    return this.config.get('POSTBACK_ALLOW_PRIVATE_NETWORKS', { infer: true });
+    return this.env.POSTBACK_ALLOW_PRIVATE_NETWORKS;
   }
+  /** Requests per second per key pair; 0 means no limit. */
   get rateLimitPerSecond(): number {
-    return this.config.get('RATE_LIMIT_RPS', { infer: true });
+    return this.env.RATE_LIMIT_RPS;
   }
   get encryptionKey(): Buffer {
-    const key: string | undefined = this.config.get('ENCRYPTION_KEY', { infer: true });
-    return Buffer.from(key ?? DEVELOPMENT_ENCRYPTION_KEY, 'hex');
+    return Buffer.from(this.env.ENCRYPTION_KEY ?? DEVELOPMENT_ENCRYPTION_KEY, 'hex');
   }
   get usesDevelopmentEncryptionKey(): boolean {
-    return !this.config.get('ENCRYPTION_KEY', { infer: true });
+    return !this.env.ENCRYPTION_KEY;
   }
   get logLevel(): string {
-    return this.config.get('LOG_LEVEL', { infer: true });
+    return this.env.LOG_LEVEL;
   }
 }

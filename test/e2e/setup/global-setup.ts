@@ -1,1 +1,20 @@
-export default async function globalSetup(): Promise<void> {}
+import { describeDatabaseUrl } from '../../../src/database/database-url';
+import { prepareDatabase } from '../../../src/database/prepare-database';
+
+/**
+ * Creates a fresh database for this run (dropped by global-teardown) and migrates it once. Every test
+ * file boots its own app against it and builds its own sellers, so files never depend on each other.
+ */
+export default async function globalSetup(): Promise<void> {
+  const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/payment_gateway';
+  const url = new URL(base);
+  url.pathname = `/payment_gateway_e2e_${Date.now()}_${process.pid}`;
+  process.env.DATABASE_URL = url.toString();
+  process.env.E2E_DATABASE_URL = url.toString();
+  process.env.ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+  process.env.LOG_LEVEL = process.env.E2E_LOG_LEVEL ?? 'silent';
+  process.env.RATE_LIMIT_RPS = '0';
+  process.env.POSTBACK_ALLOW_PRIVATE_NETWORKS = 'true';
+  await prepareDatabase(url.toString());
+  describeDatabaseUrl(url.toString()); // fails loudly on a URL the teardown could not drop
+}

@@ -1,0 +1,215 @@
+import { adminHeaders, createSeller } from './setup/factories';
+import { startApp, TestApp } from './setup/test-app';
+
+/** The operator API of platform.md §2. */
+describe('Operator API', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  describe('X-Admin-Token', () => {
+    it.each([
+      ['missing', {}],
+      ['wrong', { 'X-Admin-Token': 'not-the-admin-token-at-all' }],
+    ])('answers 401 when %s', async (_name, headers) => {
+      const response = await t.http.post('/admin/sellers').set(headers).send({ name: 'X', email: 'x@example.com' }).expect(401);
+      expect(response.body).toEqual({ error: 'UNAUTHORIZED', message: expect.any(String) });
+      await t.http.get('/admin/settings').set(headers).expect(401);
+    });
+
+    it('answers 404 on every /admin route when ADMIN_TOKEN is unset', async () => {
+      const off = await startApp({ ADMIN_TOKEN: undefined });
+      try {
+        const calls = [
+          off.http.post('/admin/sellers').send({ name: 'X', email: 'x@example.com' }),
+          off.http.get('/admin/sellers/1'),
+          off.http.patch('/admin/sellers/1').send({ blocked: true }),
+          off.http.post('/admin/sellers/1/api-keys'),
+          off.http.delete('/admin/api-keys/pk_whatever'),
+          off.http.post('/admin/sellers/1/webhooks').send({ url: 'https://example.com', type: 'WITHDRAWAL' }),
+          off.http.get('/admin/sellers/1/webhooks'),
+          off.http.delete('/admin/sellers/1/webhooks/1'),
+          off.http.get('/admin/settings'),
+          off.http.put('/admin/settings').send({ apiWithdrawalsEnabled: false }),
+        ];
+        for (const call of calls) {
+          const response = await call.set(adminHeaders);
+          expect(response.status).toBe(404);
+          expect(response.body).toEqual({ error: 'NOT_FOUND', message: expect.any(String) });
+        }
+      } finally {
+        await off.close();
+      }
+    });
+  });
+
+  describe('POST /admin/sellers', () => {
+    it('creates a seller and answers its account, its first key pair and its postback secret once', async () => {
+      const response = await t.http
+        .post('/admin/sellers')
+        .set(adminHeaders)
+        .send({ name: 'Maria Silva', email: 'maria.silva@example.com', document: { type: 'cpf', number: '52998224725' } })
+        .expect(201);
+      expect(response.body).toEqual({
+        seller: expect.objectContaining({ id: expect.any(Number), legalName: 'Maria Silva', blocked: false }),
+        credentials: { publicKey: expect.stringMatching(/^pk_/), privateKey: expect.stringMatching(/^sk_/) },
+        postbackSecret: expect.stringMatching(/^whsec_/),
+      });
+      expect(response.body.seller.document).toEqual({ id: response.body.seller.id, number: '52998224725', type: 'cpf' });
+      const [row] = await t.db.query('SELECT postback_secret_encrypted FROM sellers WHERE id = $1', [response.body.seller.id]);
+      expect(row.postback_secret_encrypted).not.toContain(response.body.postbackSecret.slice(6));
+    });
+
+    it('refuses a second seller with the same e-mail, whatever its case, with 409', async () => {
+      await createSeller(t, { email: 'dup@example.com' });
+      const response = await t.http.post('/admin/sellers').set(adminHeaders).send({ name: 'Dup', email: 'DUP@example.com' }).expect(409);
+      expect(response.body).toEqual({ error: 'CONFLICT', message: expect.stringContaining('DUP@example.com') });
+    });
+
+    it('lists the missing fields', async () => {
+      const response = await t.http.post('/admin/sellers').set(adminHeaders).send({}).expect(400);
+      expect(response.body).toEqual({
+        error: 'MISSING_FIELDS',
+        message: expect.any(String),
+        details: { missingFields: ['name', 'email'] },
+      });
+    });
+
+    it.each([
+      [{ name: 'A', email: 'not-an-email' }, 'email'],
+      [{ name: 'A', email: 'a@example.com', phone: '(11) 98765-4321' }, 'phone'],
+      [{ name: 'A', email: 'a@example.com', document: { type: 'cpf', number: '12345678900' } }, 'document.number'],
+      [{ name: 'A', email: 'a@example.com', document: { type: 'cnpj', number: '11222333000180' } }, 'document.number'],
+      [{ name: 'A', email: 'a@example.com', document: { type: 'rg', number: '52998224725' } }, 'document.type'],
+      [{ name: 'A', email: 'a@example.com', permissions: { isPixAvailable: 'yes' } }, 'permissions.isPixAvailable'],
+      [{ name: 42, email: 'a@example.com' }, 'name'],
+    ])('refuses %j naming the field %s', async (body, field) => {
+      const response = await t.http.post('/admin/sellers').set(adminHeaders).send(body).expect(400);
+      expect(response.body.error).toBe('VALIDATION_ERROR');
+      expect(response.body.details.field).toBe(field);
+      expect(typeof response.body.details.message).toBe('string');
+    });
+  });
+
+  describe('PATCH /admin/sellers/{id}', () => {
+    it('changes permissions, fees and blocked, and answers the account with its fee schedule', async () => {
+      const seller = await createSeller(t);
+      const response = await t.http
+        .patch(`/admin/sellers/${seller.id}`)
+        .set(adminHeaders)
+        .send({
+          blocked: true,
+          permissions: { isPixAvailable: false, transferEnabled: false, transferPriceCents: 350 },
+          fees: { pixPercentBps: 150, chargebackFineCents: 2000 },
+        })
+        .expect(200);
+      expect(response.body).toMatchObject({
+        id: seller.id,
+        blocked: true,
+        permissions: { isPixAvailable: false, transferEnabled: false, transferPriceCents: 350 },
+        fees: { pixPercentBps: 150, chargebackFineCents: 2000, cashoutFixedCents: 350, creditCardPercentBps: 399 },
+      });
+      const again = await t.http.get(`/admin/sellers/${seller.id}`).set(adminHeaders).expect(200);
+      expect(again.body.fees.pixPercentBps).toBe(150);
+      expect(again.body.permissions.isCreditCardAvailable).toBe(true);
+    });
+
+    it.each([
+      [{ fees: { pixPercentBps: -1 } }, 'fees.pixPercentBps'],
+      [{ fees: { pixPercentBps: 10001 } }, 'fees.pixPercentBps'],
+      [{ fees: { boletoFixedCents: 1.5 } }, 'fees.boletoFixedCents'],
+      [{ blocked: 'yes' }, 'blocked'],
+      [{ permissions: { anticipationPricePercent: 101 } }, 'permissions.anticipationPricePercent'],
+    ])('refuses %j', async (body, field) => {
+      const seller = await createSeller(t);
+      const response = await t.http.patch(`/admin/sellers/${seller.id}`).set(adminHeaders).send(body).expect(400);
+      expect(response.body.details.field).toBe(field);
+    });
+
+    it('answers 404 for an unknown seller and 400 for an id that is not a number', async () => {
+      const missing = await t.http.patch('/admin/sellers/999999').set(adminHeaders).send({ blocked: true }).expect(404);
+      expect(missing.body.error).toBe('NOT_FOUND');
+      const bad = await t.http.patch('/admin/sellers/abc').set(adminHeaders).send({ blocked: true }).expect(400);
+      expect(bad.body.error).toBe('INVALID_ID');
+    });
+  });
+
+  describe('key pairs', () => {
+    it('issues a new pair for a seller; 404 for an unknown seller', async () => {
+      const seller = await createSeller(t);
+      const response = await t.http.post(`/admin/sellers/${seller.id}/api-keys`).set(adminHeaders).expect(201);
+      expect(response.body).toEqual({ publicKey: expect.stringMatching(/^pk_/), privateKey: expect.stringMatching(/^sk_/) });
+      expect(response.body.publicKey).not.toBe(seller.publicKey);
+      await t.http.post('/admin/sellers/999999/api-keys').set(adminHeaders).expect(404);
+    });
+
+    it('answers 404 when revoking a key that does not exist or is already revoked', async () => {
+      const seller = await createSeller(t);
+      await t.http.delete(`/admin/api-keys/${seller.publicKey}`).set(adminHeaders).expect(204);
+      const again = await t.http.delete(`/admin/api-keys/${seller.publicKey}`).set(adminHeaders).expect(404);
+      expect(again.body.error).toBe('NOT_FOUND');
+      await t.http.delete('/admin/api-keys/pk_nope').set(adminHeaders).expect(404);
+    });
+  });
+
+  describe('withdrawal webhooks', () => {
+    it('adds, lists and removes a seller webhook', async () => {
+      const seller = await createSeller(t);
+      const created = await t.http
+        .post(`/admin/sellers/${seller.id}/webhooks`)
+        .set(adminHeaders)
+        .send({ url: 'https://loja.example.com/hooks/withdrawals', type: 'WITHDRAWAL' })
+        .expect(201);
+      expect(created.body).toEqual({ id: expect.any(Number), url: 'https://loja.example.com/hooks/withdrawals', type: 'WITHDRAWAL' });
+
+      const listed = await t.http.get(`/admin/sellers/${seller.id}/webhooks`).set(adminHeaders).expect(200);
+      expect(listed.body).toEqual([created.body]);
+
+      await t.http.delete(`/admin/sellers/${seller.id}/webhooks/${created.body.id}`).set(adminHeaders).expect(204);
+      expect((await t.http.get(`/admin/sellers/${seller.id}/webhooks`).set(adminHeaders).expect(200)).body).toEqual([]);
+      await t.http.delete(`/admin/sellers/${seller.id}/webhooks/${created.body.id}`).set(adminHeaders).expect(404);
+    });
+
+    it.each([
+      [{ url: 'ftp://example.com/x', type: 'WITHDRAWAL' }, 'url'],
+      [{ url: 'not a url', type: 'WITHDRAWAL' }, 'url'],
+      [{ url: 'https://example.com/x', type: 'SALE' }, 'type'],
+    ])('refuses %j', async (body, field) => {
+      const seller = await createSeller(t);
+      const response = await t.http.post(`/admin/sellers/${seller.id}/webhooks`).set(adminHeaders).send(body).expect(400);
+      expect(response.body.details.field).toBe(field);
+    });
+
+    it('answers 404 for the webhooks of an unknown seller, and for a webhook of another seller', async () => {
+      await t.http.get('/admin/sellers/999999/webhooks').set(adminHeaders).expect(404);
+      const a = await createSeller(t);
+      const b = await createSeller(t);
+      const hook = await t.http
+        .post(`/admin/sellers/${a.id}/webhooks`)
+        .set(adminHeaders)
+        .send({ url: 'https://a.example.com/hook', type: 'WITHDRAWAL' })
+        .expect(201);
+      await t.http.delete(`/admin/sellers/${b.id}/webhooks/${hook.body.id}`).set(adminHeaders).expect(404);
+    });
+  });
+
+  describe('settings', () => {
+    it('switches API withdrawals off and on', async () => {
+      const off = await t.http.put('/admin/settings').set(adminHeaders).send({ apiWithdrawalsEnabled: false }).expect(200);
+      expect(off.body).toEqual({ apiWithdrawalsEnabled: false, updatedAt: expect.any(String) });
+      expect((await t.http.get('/admin/settings').set(adminHeaders).expect(200)).body.apiWithdrawalsEnabled).toBe(false);
+      await t.http.put('/admin/settings').set(adminHeaders).send({ apiWithdrawalsEnabled: true }).expect(200);
+      expect((await t.http.get('/admin/settings').set(adminHeaders).expect(200)).body.apiWithdrawalsEnabled).toBe(true);
+    });
+
+    it('refuses a body without a boolean apiWithdrawalsEnabled', async () => {
+      const missing = await t.http.put('/admin/settings').set(adminHeaders).send({}).expect(400);
+      expect(missing.body.details).toEqual({ missingFields: ['apiWithdrawalsEnabled'] });
+      const wrong = await t.http.put('/admin/settings').set(adminHeaders).send({ apiWithdrawalsEnabled: 'no' }).expect(400);
+      expect(wrong.body.details.field).toBe('apiWithdrawalsEnabled');
+    });
+  });
+});

@@ -1,0 +1,114 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
+import { promisify } from 'node:util';
+import { DataSource } from 'typeorm';
+import { describeDatabaseUrl } from '../../src/database/database-url';
+
+const run = promisify(execFile);
+const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  return port;
+}
+
+async function waitForHealth(base: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 40_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited: ${output()}`);
+    const ok = await fetch(`${base}/health`).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the service did not answer /health: ${output()}`);
+}
+
+/**
+ * The service as `npm start` runs it (src/main.ts), in its own process: it creates a database that does
+ * not exist, migrates it, serves, and logs JSON lines with request ids and no keys. The CLI creates a
+ * seller whose keys then work against it.
+ */
+describe('Booting the service and the operator CLI', () => {
+  const url = new URL(process.env.E2E_DATABASE_URL as string);
+  url.pathname = `${url.pathname}_boot`;
+  const databaseUrl = url.toString();
+  let child: ChildProcess;
+  let output = '';
+  let base: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    child = spawn(process.execPath, [...TS_NODE, 'src/main.ts'], {
+      env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ADMIN_TOKEN: undefined },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+    await waitForHealth(base, child, () => output);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    const { databaseName, maintenanceUrl } = describeDatabaseUrl(databaseUrl);
+    const maintenance = await new DataSource({ type: 'postgres', url: maintenanceUrl }).initialize();
+    await maintenance.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await maintenance.destroy();
+  });
+
+  it('creates the database, migrates it and serves; a CLI-made seller reads its account and balance', async () => {
+    const { stdout } = await run(process.execPath, [...TS_NODE, 'src/cli.ts', 'seller:create', '--name', 'Loja', '--email', 'loja@example.com'], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    const created = JSON.parse(stdout);
+    expect(created).toEqual({
+      seller: expect.objectContaining({ legalName: 'Loja', user: expect.objectContaining({ email: 'loja@example.com' }) }),
+      credentials: { publicKey: expect.stringMatching(/^pk_/), privateKey: expect.stringMatching(/^sk_/) },
+      postbackSecret: expect.stringMatching(/^whsec_/),
+    });
+    const headers = { 'X-Api-Public-Key': created.credentials.publicKey, 'X-Api-Private-Key': created.credentials.privateKey };
+
+    const account = await fetch(`${base}/api/seller`, { headers });
+    expect(account.status).toBe(200);
+    expect(await account.json()).toMatchObject({ id: created.seller.id, userId: created.seller.id, blocked: false });
+    const balance = await fetch(`${base}/api/public/balance`, { headers });
+    expect(await balance.json()).toEqual({ available: 0, blocked: 0, total: 0 });
+
+    // JSON log lines, one per request with its id, and never the private key.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const requestLine = lines.find((line) => line.req?.url === '/api/seller');
+    expect(requestLine).toMatchObject({ req: { id: expect.any(String) }, res: { statusCode: 200 } });
+    expect(requestLine.req.headers['x-api-private-key']).toBe('[redacted]');
+    expect(output).not.toContain(created.credentials.privateKey);
+  });
+
+  it('refuses to create a second seller with the same e-mail from the CLI, with one line and exit 1', async () => {
+    const failure = await run(process.execPath, [...TS_NODE, 'src/cli.ts', 'seller:create', '--name', 'Loja', '--email', 'loja@example.com'], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr.trim()).toMatch(/^CONFLICT: .*loja@example.com/);
+  });
+
+  it('stops at boot with a one-line reason when the configuration is bad', async () => {
+    const failure = await run(process.execPath, [...TS_NODE, 'src/main.ts'], {
+      env: { ...process.env, PORT: 'eighty', DATABASE_URL: databaseUrl },
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr.trim()).toBe('Invalid configuration: PORT must be an integer between 1 and 65535');
+  });
+});

@@ -1,0 +1,137 @@
+import { createSeller } from './setup/factories';
+import { startApp, TestApp } from './setup/test-app';
+
+/** Spec §7: every family answers in its own shape, even for errors raised before any route runs. */
+describe('Error shapes by endpoint family (spec §7)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  const families: Array<[string, string, (code: string) => unknown]> = [
+    ['sales', '/api/sales', (code) => ({ message: expect.any(String), error: code })],
+    ['transaction lookup', '/api/transactions', (code) => ({ message: expect.any(String), error: code })],
+    ['cashout', '/api/public/cashout', (code) => ({ message: expect.any(String), error: code })],
+    ['seller', '/api/seller', (code) => ({ error: code, message: expect.any(String) })],
+    ['balance', '/api/public/balance', (code) => ({ error: code, message: expect.any(String) })],
+    ['subscriptions', '/api/subscriptions', (code) => ({ success: false, error: { code, message: expect.any(String) } })],
+  ];
+
+  describe.each(families)('%s', (_family, prefix, shape) => {
+    it('answers a malformed JSON body with 400 in the family shape', async () => {
+      const response = await t.http.post(`${prefix}/x`).set('Content-Type', 'application/json').send('{"amount": 10,');
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual(shape('MALFORMED_JSON'));
+    });
+
+    it('answers an oversized body with 413 in the family shape', async () => {
+      const response = await t.http
+        .post(prefix)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ metadata: 'x'.repeat(1_100_000) }));
+      expect(response.status).toBe(413);
+      expect(response.body).toEqual(shape('PAYLOAD_TOO_LARGE'));
+    });
+
+    it('answers an unknown route below it with 404 in the family shape', async () => {
+      const response = await t.http.delete(`${prefix}/1/unknown-action`);
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(shape('NOT_FOUND'));
+    });
+  });
+
+  it('answers an unknown route elsewhere with 404 {error, message}', async () => {
+    const response = await t.http.get('/nothing-here').expect(404);
+    expect(response.body).toEqual({ error: 'NOT_FOUND', message: 'Route not found: GET /nothing-here' });
+  });
+
+  it('never answers a 500 to a bad percent-encoding in a path', async () => {
+    const response = await t.http.get('/admin/sellers/%E0%A4%A').set('X-Admin-Token', 'x');
+    expect(response.status).toBeLessThan(500);
+  });
+
+  it('echoes a sane X-Request-Id, and makes one up otherwise', async () => {
+    const given = await t.http.get('/health').set('X-Request-Id', 'req-123_abc').expect(200);
+    expect(given.headers['x-request-id']).toBe('req-123_abc');
+    const made = await t.http.get('/health').set('X-Request-Id', 'bad id with spaces').expect(200);
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers GET /health 200 with PostgreSQL and Redis up, without keys', async () => {
+    const response = await t.http.get('/health').expect(200);
+    expect(response.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' }, redis: { status: 'up' } } });
+  });
+
+  it('answers GET /health 503 naming Redis when Redis cannot be reached', async () => {
+    const broken = await startApp({ REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      const response = await broken.http.get('/health').expect(503);
+      expect(response.body).toMatchObject({ status: 'error', error: { redis: { status: 'down' } }, info: { database: { status: 'up' } } });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('limits requests per key pair with 429 and Retry-After when RATE_LIMIT_RPS is set', async () => {
+    const limited = await startApp({ RATE_LIMIT_RPS: '3' });
+    try {
+      const seller = await createSeller(limited);
+      const other = await createSeller(limited);
+      const statuses: number[] = [];
+      let refused: { headers: Record<string, string>; body: unknown } | undefined;
+      for (let i = 0; i < 6; i += 1) {
+        const response = await limited.http.get('/api/public/balance').set(seller.headers);
+        statuses.push(response.status);
+        if (response.status === 429) refused = response;
+      }
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(3);
+      expect(statuses).toContain(429);
+      expect(Number(refused?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(refused?.body).toEqual({ error: 'RATE_LIMITED', message: expect.any(String) });
+      // another key pair has its own budget
+      await limited.http.get('/api/public/balance').set(other.headers).expect(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('publishes the OpenAPI document with every route, the key headers and examples', async () => {
+    const { body } = await t.http.get('/docs-json').expect(200);
+    const routes = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        'GET /api/seller',
+        'GET /api/public/balance',
+        'GET /health',
+        'POST /admin/sellers',
+        'GET /admin/sellers/{id}',
+        'PATCH /admin/sellers/{id}',
+        'POST /admin/sellers/{id}/api-keys',
+        'DELETE /admin/api-keys/{publicKey}',
+        'POST /admin/sellers/{sellerId}/webhooks',
+        'GET /admin/sellers/{sellerId}/webhooks',
+        'DELETE /admin/sellers/{sellerId}/webhooks/{webhookId}',
+        'GET /admin/settings',
+        'PUT /admin/settings',
+      ]),
+    );
+    expect(Object.values(body.components.securitySchemes)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'X-Api-Public-Key', in: 'header' }),
+        expect.objectContaining({ name: 'X-Api-Private-Key', in: 'header' }),
+      ]),
+    );
+    const seller = body.paths['/api/seller'].get;
+    expect(seller.responses['401'].content['application/json'].examples.UNAUTHORIZED.value).toEqual({
+      error: 'UNAUTHORIZED',
+      message: expect.any(String),
+    });
+    expect(body.components.schemas.SellerAccountResponse.properties.revenue).toBeDefined();
+    const html = await t.http.get('/docs').expect(200);
+    expect(html.text).toContain('swagger');
+  });
+});
