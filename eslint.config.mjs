@@ -38,7 +38,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/main.ts', 'src/cli.ts', 'test/**/*.ts', 'scripts/**/*.ts'],
+    files: ['src/main.ts', 'src/cli.ts', 'src/ledger/ledger-verify.ts', 'test/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -1,4 +1,7 @@
 /** Every migration, oldest first. A new migration is appended here; an applied one is never edited. */
 import { CreateSellerAccounts1795355367704 } from './1795355367704-CreateSellerAccounts';
+import { CreateLedger1795360000000 } from './1795360000000-CreateLedger';
+import { CreateIdempotencyKeys1795360000001 } from './1795360000001-CreateIdempotencyKeys';
+import { CreateSales1795360000002 } from './1795360000002-CreateSales';
 
-export const MIGRATIONS = [CreateSellerAccounts1795355367704];
+export const MIGRATIONS = [CreateSellerAccounts1795355367704, CreateLedger1795360000000, CreateIdempotencyKeys1795360000001, CreateSales1795360000002];

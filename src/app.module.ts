@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
@@ -13,6 +14,7 @@ import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { RedisModule } from './redis/redis.module';
+import { SandboxModule } from './sandbox/sandbox.module';
 import { SalesModule } from './sales/sales.module';
 import { SellerModule } from './seller/seller.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
@@ -24,6 +26,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     LoggingModule,
     DatabaseModule,
     RedisModule,
+    ScheduleModule.forRoot(),
     ThrottlerModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
@@ -41,6 +44,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     CashoutModule,
     NotificationsModule,
     AdminModule,
+    SandboxModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: KeyPairThrottlerGuard }],
 })

@@ -1,5 +1,20 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { LedgerModule } from '../ledger/ledger.module';
+import { ProvidersModule } from '../providers/providers.module';
+import { SellerModule } from '../seller/seller.module';
+import { SaleItemEntity } from './entities/sale-item.entity';
+import { SaleEntity } from './entities/sale.entity';
+import { SalesController } from './sales.controller';
+import { SalesRepository } from './sales.repository';
+import { SalesScheduler } from './sales.scheduler';
+import { SalesService } from './sales.service';
 
-/** Filled by its own issue; present so the module layout of the design is complete. */
-@Module({})
+@Module({
+  imports: [TypeOrmModule.forFeature([SaleEntity, SaleItemEntity]), SellerModule, LedgerModule, IdempotencyModule, ProvidersModule],
+  controllers: [SalesController],
+  providers: [SalesService, SalesRepository, SalesScheduler],
+  exports: [SalesService],
+})
 export class SalesModule {}

@@ -40,6 +40,19 @@ export interface UpdateSellerInput {
   fees?: Partial<Record<FeeScheduleKey, number>>;
 }
 
+export interface SalesProfile {
+  isCreditCardAvailable: boolean;
+  isBoletoAvailable: boolean;
+  isPixAvailable: boolean;
+  /** Name and city written in PIX codes. */
+  merchantName: string;
+  merchantCity: string;
+  fees: FeeSchedule;
+}
+
+/** City written in PIX codes of sellers without an address. */
+const DEFAULT_MERCHANT_CITY = 'SAO PAULO';
+
 export interface CreatedSeller {
   seller: SellerAccountResponse;
   credentials: KeyPair;
@@ -118,6 +131,19 @@ export class SellerService {
   async issueKeyPair(sellerId: number): Promise<KeyPair> {
     await this.require(sellerId);
     return this.apiKeys.issue(sellerId);
+  }
+
+  /** What taking a payment needs to know of the seller. */
+  async salesProfile(sellerId: number): Promise<SalesProfile> {
+    const seller = await this.require(sellerId);
+    return {
+      isCreditCardAvailable: seller.isCreditCardAvailable,
+      isBoletoAvailable: seller.isBoletoAvailable,
+      isPixAvailable: seller.isPixAvailable,
+      merchantName: seller.commercialName ?? seller.legalName,
+      merchantCity: seller.address?.city ?? DEFAULT_MERCHANT_CITY,
+      fees: this.scheduleOf(seller),
+    };
   }
 
   /** NOT_FOUND when there is no seller with this id. */

@@ -1,5 +1,11 @@
 import { Module } from '@nestjs/common';
+import { SalesModule } from '../sales/sales.module';
+import { TransactionsController } from './transactions.controller';
+import { TransactionsService } from './transactions.service';
 
-/** Filled by its own issue; present so the module layout of the design is complete. */
-@Module({})
+@Module({
+  imports: [SalesModule],
+  controllers: [TransactionsController],
+  providers: [TransactionsService],
+})
 export class TransactionsModule {}

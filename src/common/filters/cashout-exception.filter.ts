@@ -30,6 +30,7 @@ const CASHOUT_BODY_KEY: Record<ErrorCode, 'errorType' | 'error'> = {
   MINIMUM_AMOUNT: 'error',
   IDEMPOTENCY_KEY_REUSED: 'error',
   IDEMPOTENCY_KEY_IN_USE: 'error',
+  NOT_SUPPORTED: 'error',
   INVALID_STATUS: 'error',
   ALREADY_CANCELLED: 'error',
   ALREADY_PAUSED: 'error',

@@ -1,0 +1,42 @@
+import creditCardType from 'credit-card-type';
+
+/** Brand names as the API answers them (spec 2.2: "for example VISA"), from credit-card-type's types. */
+const BRAND_NAMES: Record<string, string> = {
+  visa: 'VISA',
+  mastercard: 'MASTERCARD',
+  elo: 'ELO',
+  'american-express': 'AMEX',
+  hipercard: 'HIPERCARD',
+  hiper: 'HIPER',
+  'diners-club': 'DINERS',
+  discover: 'DISCOVER',
+  jcb: 'JCB',
+  unionpay: 'UNIONPAY',
+  maestro: 'MAESTRO',
+  mir: 'MIR',
+};
+
+/** Luhn (mod 10) check of a card number of 12 to 19 digits. */
+export function isLuhnValid(number: string): boolean {
+  if (!/^\d{12,19}$/.test(number)) return false;
+  let sum = 0;
+  for (let i = 0; i < number.length; i += 1) {
+    let digit = Number(number[number.length - 1 - i]);
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * The card's brand from its number (BIN ranges of the maintained credit-card-type library), or null.
+ * Where ranges overlap (ELO and Hipercard inside Discover's and Maestro's), the most specific wins,
+ * which is the library's first match.
+ */
+export function detectCardBrand(number: string): string | null {
+  const [match] = creditCardType(number);
+  return match ? (BRAND_NAMES[match.type] ?? match.type.toUpperCase()) : null;
+}

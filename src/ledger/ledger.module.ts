@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LedgerEntryEntity } from './entities/ledger-entry.entity';
+import { LedgerRepository } from './ledger.repository';
+import { LedgerService } from './ledger.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([LedgerEntryEntity])],
+  providers: [LedgerService, LedgerRepository],
+  exports: [LedgerService],
+})
+export class LedgerModule {}

@@ -1,0 +1,68 @@
+import { Cents } from '../domain/money';
+
+/**
+ * The payment provider (acquirer / PSP) as the modules see it. `sandbox` is the only adapter; a real
+ * acquirer is a second adapter behind this same interface (see providers.module.ts).
+ */
+export const PAYMENT_PROVIDER = Symbol('PAYMENT_PROVIDER');
+
+export interface CardDetails {
+  number: string;
+  holderName: string;
+  expirationMonth: string;
+  expirationYear: string;
+  cvv: string;
+}
+
+/** What is kept of a card: the provider's token, the last four digits and the brand. */
+export interface CardToken {
+  token: string;
+  lastFour: string;
+  brand: string;
+}
+
+export type ChargeKind = 'FIRST' | 'RENEWAL';
+
+export interface ChargeResult {
+  outcome: 'APPROVED' | 'REFUSED' | 'FAILED';
+  externalId: string;
+  reason: string | null;
+}
+
+export interface PixChargeRequest {
+  amountCents: Cents;
+  /** Our reference written in the code (25 alphanumerics at most). */
+  txid: string;
+  /** The receiver's PIX key asked by the seller; the provider's own key when absent. */
+  receiverKey: string | null;
+  merchantName: string;
+  merchantCity: string;
+}
+
+export interface PixCharge {
+  /** The copy-and-paste BR Code. */
+  code: string;
+  receiverKey: string;
+  externalId: string;
+}
+
+export interface BoletoRequest {
+  amountCents: Cents;
+  /** YYYY-MM-DD. */
+  dueDate: string;
+  /** Our reference (the sale id), written in the boleto's free field. */
+  reference: number;
+}
+
+export interface Boleto {
+  /** The 47-digit typeable line. */
+  code: string;
+  externalId: string;
+}
+
+export interface PaymentProvider {
+  tokenizeCard(card: CardDetails): Promise<CardToken>;
+  chargeCard(request: { token: string; amountCents: Cents; installments: number; kind: ChargeKind; reference: number }): Promise<ChargeResult>;
+  createPixCharge(request: PixChargeRequest): Promise<PixCharge>;
+  createBoleto(request: BoletoRequest): Promise<Boleto>;
+}

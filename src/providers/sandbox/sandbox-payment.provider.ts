@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { buildBoletoLine } from '../../domain/boleto-line';
+import { detectCardBrand } from '../../domain/card';
+import { buildPixBrCode } from '../../domain/pix-br-code';
+import {
+  Boleto,
+  BoletoRequest,
+  CardDetails,
+  CardToken,
+  ChargeKind,
+  ChargeResult,
+  PaymentProvider,
+  PixCharge,
+  PixChargeRequest,
+} from '../payment-provider.port';
+
+type Outcome = ChargeResult['outcome'];
+
+/** The sandbox test cards (platform.md §3): first charge, later charges. Any other valid number is approved. */
+export const SANDBOX_TEST_CARDS: Readonly<Record<string, { first: Outcome; renewal: Outcome }>> = {
+  '4111111111111111': { first: 'APPROVED', renewal: 'APPROVED' },
+  '5555555555554444': { first: 'APPROVED', renewal: 'APPROVED' },
+  '6362970000457013': { first: 'APPROVED', renewal: 'APPROVED' },
+  '4000000000000002': { first: 'REFUSED', renewal: 'REFUSED' },
+  '4000000000000119': { first: 'FAILED', renewal: 'FAILED' },
+  '4000000000000341': { first: 'APPROVED', renewal: 'REFUSED' },
+};
+
+/** The gateway's own PIX key in the sandbox (a random EVP key), used when the seller names none. */
+export const SANDBOX_PIX_KEY = '7f6d9a3e-2c41-4b8e-9d0a-5e3f1c2b4a69';
+/** Bank code written in sandbox boletos. */
+export const SANDBOX_BOLETO_BANK = '001';
+
+const OUTCOME_CODES: Record<Outcome, string> = { APPROVED: 'a', REFUSED: 'r', FAILED: 'f' };
+const OUTCOMES_BY_CODE: Record<string, Outcome> = { a: 'APPROVED', r: 'REFUSED', f: 'FAILED' };
+const REASONS: Record<Outcome, string | null> = {
+  APPROVED: null,
+  REFUSED: 'Card refused by the issuer (sandbox test card)',
+  FAILED: 'Acquirer processing error (sandbox test card)',
+};
+
+/**
+ * The sandbox adapter: no acquirer is called. A card token carries the test card's behaviour
+ * (tok_sbx_<first><renewal>_<random>), so charges stay deterministic across restarts without keeping
+ * the card number anywhere.
+ */
+@Injectable()
+export class SandboxPaymentProvider implements PaymentProvider {
+  async tokenizeCard(card: CardDetails): Promise<CardToken> {
+    const behaviour = SANDBOX_TEST_CARDS[card.number] ?? { first: 'APPROVED', renewal: 'APPROVED' };
+    return {
+      token: `tok_sbx_${OUTCOME_CODES[behaviour.first]}${OUTCOME_CODES[behaviour.renewal]}_${randomBytes(12).toString('hex')}`,
+      lastFour: card.number.slice(-4),
+      brand: detectCardBrand(card.number) ?? 'UNKNOWN',
+    };
+  }
+
+  async chargeCard(request: { token: string; kind: ChargeKind; reference: number }): Promise<ChargeResult> {
+    const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
+    const outcome = match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
+    return { outcome, externalId: `sbx_ch_${request.reference}_${randomBytes(6).toString('hex')}`, reason: REASONS[outcome] };
+  }
+
+  async createPixCharge(request: PixChargeRequest): Promise<PixCharge> {
+    const receiverKey = request.receiverKey ?? SANDBOX_PIX_KEY;
+    const code = buildPixBrCode({
+      key: receiverKey,
+      amountCents: request.amountCents,
+      merchantName: request.merchantName,
+      merchantCity: request.merchantCity,
+      txid: request.txid,
+    });
+    return { code, receiverKey, externalId: `sbx_pix_${request.txid}` };
+  }
+
+  async createBoleto(request: BoletoRequest): Promise<Boleto> {
+    const code = buildBoletoLine({
+      bankCode: SANDBOX_BOLETO_BANK,
+      amountCents: request.amountCents,
+      dueDate: request.dueDate,
+      reference: request.reference,
+    });
+    return { code, externalId: `sbx_bol_${request.reference}` };
+  }
+}

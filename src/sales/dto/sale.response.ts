@@ -1,0 +1,83 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+export class SaleCustomerResponse {
+  @ApiProperty({ example: 'João da Silva' }) name: string;
+  @ApiProperty({ example: 'joao@example.com' }) email: string;
+  @ApiProperty({ example: '52998224725', description: 'Document number; empty string when none was given' }) document: string;
+  @ApiProperty({ example: '11987654321', description: 'Digits; empty string when none was given' }) phone: string;
+}
+
+export class PixPaymentResponse {
+  @ApiProperty({ example: '00020101021226...6304ABCD', description: 'Full PIX copy-and-paste code (BR Code)' }) key: string;
+  @ApiProperty({ example: 'data:image/png;base64,iVBORw0KGgo...', description: 'PNG QR code of `key`' }) qrCodeBase64: string;
+  @ApiProperty({ example: '2026-11-23T13:00:00.000Z', nullable: true, type: String, description: 'null: no expiry' })
+  expiresAt: string | null;
+}
+
+export class CardPaymentResponse {
+  @ApiProperty({ example: '1111' }) lastDigits: string;
+  @ApiProperty({ example: 'VISA' }) brand: string;
+}
+
+export class BoletoPaymentResponse {
+  @ApiProperty({ example: '00190000090000000001200000001234567890000009990', description: '47-digit typeable line' }) code: string;
+  @ApiProperty({ example: '2026-11-25', description: 'Due date, YYYY-MM-DD' }) dueDate: string;
+  @ApiProperty({ example: '2026-11-25T13:00:00.000Z', description: 'When an unpaid boleto is cancelled' }) expiresAt: string;
+}
+
+export class SalePaymentResponse {
+  @ApiProperty({ example: 'PIX' }) method: string;
+  @ApiProperty({ example: null, nullable: true, type: Number, description: 'Credit card only' }) installments: number | null;
+  @ApiPropertyOptional({ type: PixPaymentResponse, description: 'PIX only' }) pix?: PixPaymentResponse;
+  @ApiPropertyOptional({ type: CardPaymentResponse, description: 'Card only' }) card?: CardPaymentResponse;
+  @ApiPropertyOptional({ type: BoletoPaymentResponse, description: 'Boleto only' }) boleto?: BoletoPaymentResponse;
+}
+
+/** Spec 2.2. */
+export class SaleResponse {
+  @ApiProperty({ example: 1234 }) id: number;
+  @ApiProperty({ example: '9990', description: 'Cents, as a string' }) amount: string;
+  @ApiProperty({ example: 'PENDENTE' }) status: string;
+  @ApiProperty({ example: 'PIX' }) paymentMethod: string;
+  @ApiProperty({ type: SaleCustomerResponse }) customer: SaleCustomerResponse;
+  @ApiProperty({ type: SalePaymentResponse }) payment: SalePaymentResponse;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'JSON-encoded shipping object; null for digital goods' })
+  shipping: string | null;
+  @ApiProperty({ example: '2026-11-22T13:00:00.000Z' }) createdAt: string;
+}
+
+export class CreateSaleResponse {
+  @ApiProperty({ example: 'Sale created' }) message: string;
+  @ApiProperty({ type: SaleResponse }) sale: SaleResponse;
+}
+
+export class TransactionItemResponse {
+  @ApiProperty({ example: 1 }) id: number;
+  @ApiProperty({ example: 'Curso de fotografia' }) title: string;
+  @ApiProperty({ example: 9990, description: 'Cents' }) unitPrice: number;
+  @ApiProperty({ example: 1 }) quantity: number;
+  @ApiProperty({ example: false }) tangible: boolean;
+}
+
+/** Spec 2.3. */
+export class TransactionResponse {
+  @ApiProperty({ example: 1234 }) id: number;
+  @ApiProperty({ example: 'PAGO' }) status: string;
+  @ApiProperty({ example: 9990, description: 'Gross, cents' }) amount: number;
+  @ApiProperty({ example: 9891, nullable: true, type: Number, description: 'Credited after fees, cents; null until paid' }) netAmount: number | null;
+  @ApiProperty({ example: 99, nullable: true, type: Number, description: 'Fees, cents; null until paid' }) systemFee: number | null;
+  @ApiProperty({ example: 0, nullable: true, type: Number, description: 'Held in the blocked balance, cents; null until paid' })
+  reserveAmount: number | null;
+  @ApiProperty({ example: 'PIX' }) paymentMethod: string;
+  @ApiProperty({ example: '2026-11-22T13:00:00.000Z', description: 'Creation' }) date: string;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'When it was paid' }) completedAt: string | null;
+  @ApiProperty({ type: SaleCustomerResponse }) customer: SaleCustomerResponse;
+  @ApiProperty({ type: TransactionItemResponse, isArray: true }) items: TransactionItemResponse[];
+  @ApiProperty({ example: '00020101021226...', nullable: true, type: String, description: 'PIX only' }) pixKey: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'Card only' }) cardLastFour: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'Card only' }) cardBrand: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'Boleto only' }) boletoCode: string | null;
+  @ApiProperty({ example: 'sbx_pix_1234', nullable: true, type: String }) externalTransactionId: string | null;
+  @ApiProperty({ example: null, nullable: true, type: Number, description: 'Credit card only' }) installments: number | null;
+  @ApiProperty({ example: null, nullable: true, type: Object, description: 'Physical goods only' }) shipping: Record<string, string> | null;
+}

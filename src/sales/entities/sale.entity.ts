@@ -1,0 +1,114 @@
+import { Column, CreateDateColumn, Entity, OneToMany, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { centsTransformer } from '../../database/bigint-cents.transformer';
+import { Cents } from '../../domain/money';
+import { SaleStatus } from '../../domain/sale-status';
+import { PaymentMethod } from '../dto/create-sale.dto';
+import { SaleItemEntity } from './sale-item.entity';
+
+export type ReversalReason = 'REFUNDED' | 'CHARGEBACK_CONFIRMED' | 'MED_LOST';
+
+@Entity({ name: 'sales' })
+export class SaleEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'seller_id', type: 'integer' })
+  sellerId: number;
+
+  /** Moved only through SalesService.move (the transition table of domain/sale-status.ts). */
+  @Column({ type: 'varchar' })
+  status: SaleStatus;
+
+  @Column({ name: 'payment_method', type: 'varchar' })
+  paymentMethod: PaymentMethod;
+
+  @Column({ name: 'amount_cents', type: 'bigint', transformer: centsTransformer })
+  amountCents: Cents;
+
+  @Column({ name: 'system_fee_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  systemFeeCents: Cents | null;
+
+  @Column({ name: 'net_amount_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  netAmountCents: Cents | null;
+
+  @Column({ name: 'reserve_amount_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  reserveAmountCents: Cents | null;
+
+  @Column({ name: 'reserve_release_due_at', type: 'timestamptz', nullable: true })
+  reserveReleaseDueAt: Date | null;
+
+  /** When the reserve stopped being held: released to available, or taken by a refund or chargeback. */
+  @Column({ name: 'reserve_settled_at', type: 'timestamptz', nullable: true })
+  reserveSettledAt: Date | null;
+
+  @Column({ type: 'smallint', nullable: true })
+  installments: number | null;
+
+  @Column({ name: 'customer_name', type: 'varchar' })
+  customerName: string;
+
+  @Column({ name: 'customer_email', type: 'varchar' })
+  customerEmail: string;
+
+  @Column({ name: 'customer_document_type', type: 'varchar', nullable: true })
+  customerDocumentType: 'cpf' | 'cnpj' | null;
+
+  @Column({ name: 'customer_document_number', type: 'varchar', nullable: true })
+  customerDocumentNumber: string | null;
+
+  @Column({ name: 'customer_phone', type: 'varchar', nullable: true })
+  customerPhone: string | null;
+
+  /** The payment provider's card token; the card number and CVV are never stored. */
+  @Column({ name: 'card_token', type: 'varchar', nullable: true, select: false })
+  cardToken: string | null;
+
+  @Column({ name: 'card_last_four', type: 'char', nullable: true })
+  cardLastFour: string | null;
+
+  @Column({ name: 'card_brand', type: 'varchar', nullable: true })
+  cardBrand: string | null;
+
+  /** The PIX copy-and-paste BR Code. */
+  @Column({ name: 'pix_code', type: 'text', nullable: true })
+  pixCode: string | null;
+
+  @Column({ name: 'pix_receiver_key', type: 'varchar', nullable: true })
+  pixReceiverKey: string | null;
+
+  @Column({ name: 'boleto_code', type: 'char', nullable: true })
+  boletoCode: string | null;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  shipping: Record<string, string> | null;
+
+  @Column({ name: 'postback_url', type: 'varchar', nullable: true })
+  postbackUrl: string | null;
+
+  @Column({ type: 'jsonb' })
+  tracking: Record<string, string>;
+
+  @Column({ type: 'jsonb', nullable: true })
+  metadata: Record<string, unknown> | null;
+
+  @Column({ name: 'external_transaction_id', type: 'varchar', nullable: true })
+  externalTransactionId: string | null;
+
+  @Column({ name: 'reversal_reason', type: 'varchar', nullable: true })
+  reversalReason: ReversalReason | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @OneToMany(() => SaleItemEntity, (item) => item.sale)
+  items: SaleItemEntity[];
+}

@@ -1,0 +1,84 @@
+import { brazilDate } from '../domain/dates';
+import { CreateSaleResponse, SaleCustomerResponse, TransactionResponse } from './dto/sale.response';
+import { SaleEntity } from './entities/sale.entity';
+import { SaleItemEntity } from './entities/sale-item.entity';
+
+function customerOf(sale: SaleEntity): SaleCustomerResponse {
+  return {
+    name: sale.customerName,
+    email: sale.customerEmail,
+    document: sale.customerDocumentNumber ?? '',
+    phone: sale.customerPhone ?? '',
+  };
+}
+
+const isCard = (sale: SaleEntity) => sale.paymentMethod === 'CREDIT_CARD' || sale.paymentMethod === 'DEBIT_CARD';
+
+/** The creation answer of spec 2.2; `qrCodeBase64` is the PNG data URI of the sale's BR Code. */
+export function toCreateSaleResponse(sale: SaleEntity, qrCodeBase64: string | null): CreateSaleResponse {
+  const payment: CreateSaleResponse['sale']['payment'] = {
+    method: sale.paymentMethod,
+    installments: sale.paymentMethod === 'CREDIT_CARD' ? sale.installments : null,
+  };
+  if (sale.paymentMethod === 'PIX' && sale.pixCode && qrCodeBase64) {
+    payment.pix = { key: sale.pixCode, qrCodeBase64, expiresAt: sale.expiresAt?.toISOString() ?? null };
+  }
+  if (isCard(sale) && sale.cardLastFour && sale.cardBrand) {
+    payment.card = { lastDigits: sale.cardLastFour, brand: sale.cardBrand };
+  }
+  if (sale.paymentMethod === 'BOLETO' && sale.boletoCode && sale.expiresAt) {
+    payment.boleto = { code: sale.boletoCode, dueDate: brazilDate(new Date(sale.expiresAt.getTime() - 1)), expiresAt: sale.expiresAt.toISOString() };
+  }
+  return {
+    message: messageFor(sale),
+    sale: {
+      id: sale.id,
+      amount: String(sale.amountCents),
+      status: sale.status,
+      paymentMethod: sale.paymentMethod,
+      customer: customerOf(sale),
+      payment,
+      shipping: sale.shipping ? JSON.stringify(sale.shipping) : null,
+      createdAt: sale.createdAt.toISOString(),
+    },
+  };
+}
+
+function messageFor(sale: SaleEntity): string {
+  switch (sale.status) {
+    case 'PAGO':
+      return 'Sale created and paid';
+    case 'RECUSADO':
+      return 'Sale created: the card was refused';
+    case 'FALHA':
+      return 'Sale created: the payment failed to process';
+    default:
+      return 'Sale created';
+  }
+}
+
+/** The lookup answer of spec 2.3. */
+export function toTransaction(sale: SaleEntity, items: SaleItemEntity[]): TransactionResponse {
+  return {
+    id: sale.id,
+    status: sale.status,
+    amount: sale.amountCents,
+    netAmount: sale.netAmountCents,
+    systemFee: sale.systemFeeCents,
+    reserveAmount: sale.reserveAmountCents,
+    paymentMethod: sale.paymentMethod,
+    date: sale.createdAt.toISOString(),
+    completedAt: sale.completedAt?.toISOString() ?? null,
+    customer: customerOf(sale),
+    items: [...items]
+      .sort((a, b) => a.position - b.position)
+      .map((item) => ({ id: item.id, title: item.title, unitPrice: item.unitPriceCents, quantity: item.quantity, tangible: item.tangible })),
+    pixKey: sale.pixCode,
+    cardLastFour: sale.cardLastFour,
+    cardBrand: sale.cardBrand,
+    boletoCode: sale.boletoCode,
+    externalTransactionId: sale.externalTransactionId,
+    installments: sale.paymentMethod === 'CREDIT_CARD' ? sale.installments : null,
+    shipping: sale.shipping,
+  };
+}

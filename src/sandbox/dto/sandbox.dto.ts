@@ -1,0 +1,37 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsIn, IsISO8601, IsOptional } from 'class-validator';
+
+/** Provider events a seller can simulate on a sale (platform.md §3). */
+export const SANDBOX_SALE_EVENTS = [
+  'PAYMENT_CONFIRMED',
+  'EXPIRED',
+  'CANCELLED',
+  'PROCESSING_FAILED',
+  'REFUNDED',
+  'CHARGEBACK_OPENED',
+  'CHARGEBACK_REVERSED',
+  'CHARGEBACK_CONFIRMED',
+  'MED_OPENED',
+  'MED_WON',
+  'MED_LOST',
+] as const;
+
+export class SaleEventDto {
+  @ApiProperty({ enum: SANDBOX_SALE_EVENTS, example: 'PAYMENT_CONFIRMED' })
+  @IsDefined()
+  @IsIn(SANDBOX_SALE_EVENTS, { message: `event must be one of: ${SANDBOX_SALE_EVENTS.join(', ')}` })
+  event: (typeof SANDBOX_SALE_EVENTS)[number];
+}
+
+export class SchedulerRunDto {
+  @ApiPropertyOptional({ example: '2026-12-01T12:00:00.000Z', description: 'The instant to run the jobs at; default now' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'now must be an ISO 8601 date-time' })
+  now?: string;
+}
+
+export class SchedulerRunResponse {
+  @ApiProperty({ example: '2026-12-01T12:00:00.000Z' }) now: string;
+  @ApiProperty({ example: 2, description: 'PIX and boletos cancelled for expiry' }) expiredSales: number;
+  @ApiProperty({ example: 1, description: 'Card reserves released to available' }) releasedReserves: number;
+}
