@@ -2,6 +2,7 @@
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
 module.exports = {
+  testTimeout: 30000,
   projects: [
     {
       displayName: 'unit',
@@ -18,7 +19,6 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/e2e/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/e2e/setup/global-teardown.ts',
-      testTimeout: 30000,
     },
   ],
 };

@@ -3,5 +3,12 @@ import { CreateSellerAccounts1795355367704 } from './1795355367704-CreateSellerA
 import { CreateLedger1795360000000 } from './1795360000000-CreateLedger';
 import { CreateIdempotencyKeys1795360000001 } from './1795360000001-CreateIdempotencyKeys';
 import { CreateSales1795360000002 } from './1795360000002-CreateSales';
+import { CreateOutbox1795360000003 } from './1795360000003-CreateOutbox';
 
-export const MIGRATIONS = [CreateSellerAccounts1795355367704, CreateLedger1795360000000, CreateIdempotencyKeys1795360000001, CreateSales1795360000002];
+export const MIGRATIONS = [
+  CreateSellerAccounts1795355367704,
+  CreateLedger1795360000000,
+  CreateIdempotencyKeys1795360000001,
+  CreateSales1795360000002,
+  CreateOutbox1795360000003,
+];

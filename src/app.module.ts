@@ -1,3 +1,4 @@
+import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -10,6 +11,7 @@ import { KeyPairThrottlerGuard } from './common/guards/key-pair-throttler.guard'
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { describeDatabaseUrl } from './database/database-url';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { NotificationsModule } from './notifications/notifications.module';
@@ -27,6 +29,11 @@ import { TransactionsModule } from './transactions/transactions.module';
     DatabaseModule,
     RedisModule,
     ScheduleModule.forRoot(),
+    BullModule.forRootAsync({
+      inject: [AppConfig],
+      // One key prefix per database, so instances on other databases never take each other's jobs.
+      useFactory: (config: AppConfig) => ({ url: config.redisUrl, prefix: `bull:${describeDatabaseUrl(config.databaseUrl).databaseName}` }),
+    }),
     ThrottlerModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({

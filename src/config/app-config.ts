@@ -39,6 +39,12 @@ export class AppConfig {
   get usesDevelopmentEncryptionKey(): boolean {
     return !this.env.ENCRYPTION_KEY;
   }
+  get outboxPollMs(): number {
+    return this.env.OUTBOX_POLL_MS;
+  }
+  get postbackRetryScheduleSeconds(): number[] {
+    return this.env.POSTBACK_RETRY_SCHEDULE_SECONDS.split(',').map(Number);
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

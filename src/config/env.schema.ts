@@ -54,6 +54,20 @@ export class EnvironmentVariables {
   @Matches(/^[0-9a-fA-F]{64}$/, { message: 'ENCRYPTION_KEY must be 64 hexadecimal characters (32 bytes)' })
   ENCRYPTION_KEY?: string;
 
+  /** How often the notifications relay looks for due postbacks and webhooks, in milliseconds. */
+  @Transform(toInteger)
+  @IsInt({ message: 'OUTBOX_POLL_MS must be a whole number of milliseconds, 50 to 3600000' })
+  @Min(50, { message: 'OUTBOX_POLL_MS must be a whole number of milliseconds, 50 to 3600000' })
+  @Max(3_600_000, { message: 'OUTBOX_POLL_MS must be a whole number of milliseconds, 50 to 3600000' })
+  OUTBOX_POLL_MS = 1000;
+
+  /** Seconds after the first try at which a failed postback is retried, comma-separated. */
+  @Transform(emptyToUndefined)
+  @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?){0,19}$/, {
+    message: 'POSTBACK_RETRY_SCHEDULE_SECONDS must be 1 to 20 comma-separated numbers of seconds',
+  })
+  POSTBACK_RETRY_SCHEDULE_SECONDS = '30,120,600,1800,3600,10800,21600,43200,86400';
+
   @Transform(emptyToUndefined)
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',

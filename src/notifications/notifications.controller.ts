@@ -1,42 +1,69 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { AdminApi } from '../common/decorators/admin-auth.decorator';
 import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
+import { SellerService } from '../seller/seller.service';
+import { DeliveriesQueryDto, DeliveryResponse, PostbackSecretResponse } from './dto/deliveries.dto';
 import { CreateWebhookDto, WebhookResponse } from './dto/webhook.dto';
 import { NotificationsService } from './notifications.service';
 
-/** Operator routes for the sellers' permanent withdrawal webhooks (platform.md §2). */
-@Controller('admin/sellers/:sellerId/webhooks')
+/** Operator routes of notifications (platform.md §2, §5): withdrawal webhooks, deliveries, the postback secret. */
+@Controller('admin/sellers/:sellerId')
 @AdminApi()
 export class NotificationsController {
-  constructor(private readonly notifications: NotificationsService) {}
+  constructor(
+    private readonly notifications: NotificationsService,
+    private readonly sellers: SellerService,
+  ) {}
 
-  @Post()
+  @Post('webhooks')
   @ApiOperation({ summary: 'Add a withdrawal webhook to a seller' })
   @ApiCreatedResponse({ type: WebhookResponse })
   @ApiErrorResponses('account', ['VALIDATION_ERROR', 'INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
-  add(@Param('sellerId', IdParamPipe) sellerId: number, @Body() body: CreateWebhookDto): Promise<WebhookResponse> {
+  addWebhook(@Param('sellerId', IdParamPipe) sellerId: number, @Body() body: CreateWebhookDto): Promise<WebhookResponse> {
     return this.notifications.addWithdrawalWebhook(sellerId, body.url);
   }
 
-  @Get()
+  @Get('webhooks')
   @ApiOperation({ summary: "List a seller's withdrawal webhooks" })
   @ApiOkResponse({ type: WebhookResponse, isArray: true })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
-  list(@Param('sellerId', IdParamPipe) sellerId: number): Promise<WebhookResponse[]> {
+  listWebhooks(@Param('sellerId', IdParamPipe) sellerId: number): Promise<WebhookResponse[]> {
     return this.notifications.withdrawalWebhooks(sellerId);
   }
 
-  @Delete(':webhookId')
+  @Delete('webhooks/:webhookId')
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a withdrawal webhook' })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
-  async remove(
-    @Param('sellerId', IdParamPipe) sellerId: number,
-    @Param('webhookId', IdParamPipe) webhookId: number,
-  ): Promise<void> {
+  async removeWebhook(@Param('sellerId', IdParamPipe) sellerId: number, @Param('webhookId', IdParamPipe) webhookId: number): Promise<void> {
     await this.notifications.removeWithdrawalWebhook(sellerId, webhookId);
+  }
+
+  @Get('deliveries')
+  @ApiOperation({ summary: "A seller's postback and webhook deliveries, newest first, with every try" })
+  @ApiOkResponse({ type: DeliveryResponse, isArray: true })
+  @ApiErrorResponses('account', ['VALIDATION_ERROR', 'INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  deliveries(@Param('sellerId', IdParamPipe) sellerId: number, @Query() query: DeliveriesQueryDto): Promise<DeliveryResponse[]> {
+    return this.notifications.deliveries(sellerId, query.status, query.limit ?? 50);
+  }
+
+  @Post('deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Send a delivery again now, with a fresh retry schedule' })
+  @ApiAcceptedResponse({ description: 'Queued' })
+  @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  async redeliver(@Param('sellerId', IdParamPipe) sellerId: number, @Param('deliveryId', IdParamPipe) deliveryId: number): Promise<void> {
+    await this.notifications.redeliver(sellerId, deliveryId);
+  }
+
+  @Post('postback-secret')
+  @ApiOperation({ summary: "Rotate the seller's postback secret: postbacks are signed with the new one from now on" })
+  @ApiCreatedResponse({ type: PostbackSecretResponse })
+  @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  async rotateSecret(@Param('sellerId', IdParamPipe) sellerId: number): Promise<PostbackSecretResponse> {
+    return { postbackSecret: await this.sellers.rotatePostbackSecret(sellerId) };
   }
 }

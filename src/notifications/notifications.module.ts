@@ -1,15 +1,24 @@
+import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SellerModule } from '../seller/seller.module';
+import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
+import { OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
 import { NotificationsController } from './notifications.controller';
+import { NotificationsProcessor } from './notifications.processor';
+import { NOTIFICATIONS_QUEUE, NotificationsRelay } from './notifications.relay';
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WithdrawalWebhookEntity]), SellerModule],
+  imports: [
+    TypeOrmModule.forFeature([WithdrawalWebhookEntity, OutboxEventEntity, DeliveryAttemptEntity]),
+    BullModule.registerQueue({ name: NOTIFICATIONS_QUEUE }),
+    SellerModule,
+  ],
   controllers: [NotificationsController],
-  providers: [NotificationsService, NotificationsRepository],
+  providers: [NotificationsService, NotificationsRepository, NotificationsRelay, NotificationsProcessor],
   exports: [NotificationsService],
 })
 export class NotificationsModule {}

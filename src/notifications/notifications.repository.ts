@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
+import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
+
+/** An enqueued delivery: which outbox row, at which attempt (part of the job id). */
+export interface DueEvent {
+  id: string;
+  attempts: number;
+}
 
 @Injectable()
 export class NotificationsRepository {
@@ -24,5 +33,90 @@ export class NotificationsRepository {
   async deleteWebhook(sellerId: number, webhookId: number): Promise<boolean> {
     const result = await this.webhooks.delete({ id: webhookId, sellerId });
     return (result.affected ?? 0) > 0;
+  }
+
+  webhooksOfInTransaction(sellerId: number, manager: EntityManager): Promise<WithdrawalWebhookEntity[]> {
+    return manager.getRepository(WithdrawalWebhookEntity).find({ where: { sellerId }, order: { id: 'ASC' } });
+  }
+
+  async insertEvents(events: Array<Partial<OutboxEventEntity>>, manager: EntityManager): Promise<void> {
+    if (events.length > 0) await manager.getRepository(OutboxEventEntity).insert(events as QueryDeepPartialEntity<OutboxEventEntity>[]);
+  }
+
+  /**
+   * Marks up to `limit` due events as enqueued and returns them: PENDING, due, not enqueued in the last
+   * `staleSeconds` (a job lost with Redis is enqueued again), and first in line for their aggregate, so
+   * one sale's events go out one at a time in order. SKIP LOCKED lets several relays share the work.
+   */
+  async claimDue(limit: number, staleSeconds: number): Promise<DueEvent[]> {
+    const [rows]: [Array<{ id: string; attempts: number }>] = await this.dataSource.query(
+      `UPDATE outbox_events SET enqueued_at = now()
+        WHERE id IN (
+          SELECT e.id FROM outbox_events e
+           WHERE e.status = 'PENDING' AND e.next_attempt_at <= now()
+             AND (e.enqueued_at IS NULL OR e.enqueued_at < now() - make_interval(secs => $2))
+             AND NOT EXISTS (SELECT 1 FROM outbox_events p
+                              WHERE p.aggregate_key = e.aggregate_key AND p.status = 'PENDING' AND p.id < e.id)
+           ORDER BY e.id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, attempts`,
+      [limit, staleSeconds],
+    );
+    return rows.map((row) => ({ id: String(row.id), attempts: row.attempts }));
+  }
+
+  async releaseClaims(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.dataSource.query(`UPDATE outbox_events SET enqueued_at = NULL WHERE id = ANY($1::bigint[])`, [ids]);
+  }
+
+  findEvent(id: string): Promise<OutboxEventEntity | null> {
+    return this.dataSource.getRepository(OutboxEventEntity).findOneBy({ id });
+  }
+
+  /** Records a try and its outcome, if the event is still at the attempt that was tried. */
+  async recordAttempt(
+    event: OutboxEventEntity,
+    attempt: { attemptedAt: Date; responseStatus: number | null; error: string | null; durationMs: number },
+    outcome: { status: DeliveryStatus; nextAttemptAt: Date | null },
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const [, affected]: [unknown, number] = await manager.query(
+        `UPDATE outbox_events
+            SET status = $3::varchar, attempts = attempts + 1, next_attempt_at = COALESCE($4::timestamptz, next_attempt_at),
+                enqueued_at = NULL, last_error = $5, delivered_at = CASE WHEN $3::varchar = 'DELIVERED' THEN now() ELSE delivered_at END
+          WHERE id = $1 AND attempts = $2 AND status = 'PENDING'`,
+        [event.id, event.attempts, outcome.status, outcome.nextAttemptAt, attempt.error],
+      );
+      if (affected !== 1) return false;
+      await manager.getRepository(DeliveryAttemptEntity).insert({ outboxId: event.id, ...attempt });
+      return true;
+    });
+  }
+
+  eventsOf(sellerId: number, status: DeliveryStatus | undefined, limit: number): Promise<OutboxEventEntity[]> {
+    return this.dataSource.getRepository(OutboxEventEntity).find({
+      where: { sellerId, ...(status ? { status } : {}) },
+      order: { id: 'DESC' },
+      take: limit,
+    });
+  }
+
+  attemptsOf(outboxIds: string[]): Promise<DeliveryAttemptEntity[]> {
+    if (outboxIds.length === 0) return Promise.resolve([]);
+    return this.dataSource
+      .getRepository(DeliveryAttemptEntity)
+      .createQueryBuilder('a')
+      .where('a.outbox_id IN (:...ids)', { ids: outboxIds })
+      .orderBy('a.id', 'ASC')
+      .getMany();
+  }
+
+  /** Puts an event back in line for delivery, with a fresh retry schedule. */
+  async requeue(id: string): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.dataSource.query(
+      `UPDATE outbox_events SET status = 'PENDING', attempts = 0, next_attempt_at = now(), enqueued_at = NULL, retry_base_at = now()
+        WHERE id = $1`,
+      [id],
+    );
+    return affected === 1;
   }
 }

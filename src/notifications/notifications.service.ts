@@ -1,8 +1,21 @@
-import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { DomainError, RequestValidationError } from '../domain/domain-error';
+import { signatureHeader } from '../domain/postback-signature';
+import { nextAttemptAt } from '../domain/retry-schedule';
 import { SellerService } from '../seller/seller.service';
-import { DomainError } from '../domain/domain-error';
+import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
+import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
+import { postJson, SendResult } from './http-sender';
 import { NotificationsRepository } from './notifications.repository';
+import { resolveNotificationUrl, UrlRefusedError } from './url-safety';
+
+/** A delivery counts when the receiver answers 2xx within this time (platform.md §5). */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+const USER_AGENT = 'payment-gateway-notifications/1';
 
 export interface WebhookView {
   id: number;
@@ -10,25 +23,198 @@ export interface WebhookView {
   type: 'WITHDRAWAL';
 }
 
-function toView(webhook: WithdrawalWebhookEntity): WebhookView {
+export interface StatusChange<T> {
+  sellerId: number;
+  /** The sale or subscription id. */
+  resourceId: number;
+  url: string;
+  previousStatus: string | null;
+  status: string;
+  changedAt: Date;
+  data: T;
+}
+
+export interface DeliveryView {
+  id: number;
+  eventId: string;
+  channel: string;
+  url: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+  payload: Record<string, unknown>;
+  tries: Array<{ attemptedAt: string; responseStatus: number | null; error: string | null; durationMs: number }>;
+}
+
+function toWebhookView(webhook: WithdrawalWebhookEntity): WebhookView {
   return { id: webhook.id, url: webhook.url, type: webhook.type };
 }
 
+/**
+ * Postbacks and withdrawal webhooks (spec §6, platform.md §5): written to the outbox inside the
+ * transaction of the change they announce, then delivered at least once by the relay and processor.
+ */
 @Injectable()
 export class NotificationsService {
+  private readonly logger = new Logger(NotificationsService.name);
+
   constructor(
     private readonly notifications: NotificationsRepository,
     private readonly sellers: SellerService,
+    private readonly config: AppConfig,
   ) {}
+
+  /** A postbackUrl a sale may carry: http or https, and not to a private network (unless allowed). 400 otherwise. */
+  async assertPostbackUrl(url: string, field = 'postbackUrl'): Promise<void> {
+    try {
+      await resolveNotificationUrl(url, this.config.postbackAllowPrivateNetworks);
+    } catch (error) {
+      if (error instanceof UrlRefusedError) throw new RequestValidationError([], [{ field, message: `${field} ${error.message}` }]);
+      // A host that does not resolve now may resolve later: accepted; each delivery resolves it again.
+    }
+  }
+
+  /** transaction.status_changed, in the caller's transaction. */
+  async enqueueSaleStatusChange<T>(manager: EntityManager, change: StatusChange<T>): Promise<void> {
+    await this.enqueuePostback(manager, 'SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change);
+  }
+
+  /** subscription.status_changed, in the caller's transaction (for the subscriptions module). */
+  async enqueueSubscriptionStatusChange<T>(manager: EntityManager, change: StatusChange<T>): Promise<void> {
+    await this.enqueuePostback(manager, 'SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change);
+  }
+
+  /** The withdrawal webhook of spec 6.2 to every webhook the seller configured, unsigned, in the caller's transaction. */
+  async enqueueWithdrawalWebhooks(manager: EntityManager, sellerId: number, withdrawalId: number, payload: Record<string, unknown>): Promise<void> {
+    const webhooks = await this.notifications.webhooksOfInTransaction(sellerId, manager);
+    await this.notifications.insertEvents(
+      webhooks.map((webhook) => ({
+        eventId: randomUUID(),
+        sellerId,
+        channel: 'WITHDRAWAL_WEBHOOK' as const,
+        aggregateKey: `withdrawal:${withdrawalId}:webhook:${webhook.id}`,
+        url: webhook.url,
+        signed: false,
+        payload,
+      })),
+      manager,
+    );
+  }
+
+  private async enqueuePostback<T>(
+    manager: EntityManager,
+    channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK',
+    type: string,
+    aggregateKey: string,
+    change: StatusChange<T>,
+  ): Promise<void> {
+    const eventId = randomUUID();
+    await this.notifications.insertEvents(
+      [
+        {
+          eventId,
+          sellerId: change.sellerId,
+          channel,
+          aggregateKey,
+          url: change.url,
+          signed: true,
+          payload: {
+            id: eventId,
+            type,
+            previousStatus: change.previousStatus,
+            status: change.status,
+            changedAt: change.changedAt.toISOString(),
+            data: change.data as unknown,
+          },
+        },
+      ],
+      manager,
+    );
+  }
+
+  /**
+   * One try at delivering an outbox event (the Bull processor calls this). Safe to run twice: the
+   * outcome is recorded only if the event is still PENDING at the attempt that was tried.
+   */
+  async deliver(outboxId: string): Promise<void> {
+    const event = await this.notifications.findEvent(outboxId);
+    if (!event || event.status !== 'PENDING') return;
+    const body = JSON.stringify(event.payload);
+    const result = await this.send(event, body);
+    const delivered = result.responseStatus !== null && result.responseStatus >= 200 && result.responseStatus < 300;
+    const error = delivered ? null : (result.error ?? `answered HTTP ${result.responseStatus}`);
+    const retryAt = delivered ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
+    const status: DeliveryStatus = delivered ? 'DELIVERED' : retryAt ? 'PENDING' : 'FAILED';
+    await this.notifications.recordAttempt(
+      event,
+      { attemptedAt: new Date(Date.now() - result.durationMs), responseStatus: result.responseStatus, error, durationMs: result.durationMs },
+      { status, nextAttemptAt: retryAt },
+    );
+    if (status === 'FAILED') this.logger.warn({ outboxId, url: event.url, error }, 'Notification failed for good after its last retry');
+  }
+
+  private async send(event: OutboxEventEntity, body: string): Promise<SendResult> {
+    let target;
+    try {
+      target = await resolveNotificationUrl(event.url, this.config.postbackAllowPrivateNetworks);
+    } catch (error) {
+      return { responseStatus: null, error: `refused: ${(error as Error).message}`, durationMs: 0 };
+    }
+    const headers: Record<string, string> = { 'User-Agent': USER_AGENT };
+    if (event.signed) {
+      headers['X-Event-Id'] = event.eventId;
+      headers['X-Signature'] = signatureHeader(await this.sellers.postbackSecret(event.sellerId), body, Math.floor(Date.now() / 1000));
+    }
+    return postJson(target, body, headers, DELIVERY_TIMEOUT_MS);
+  }
+
+  /** The operator's view of a seller's deliveries, newest first, with every try. */
+  async deliveries(sellerId: number, status: DeliveryStatus | undefined, limit: number): Promise<DeliveryView[]> {
+    await this.sellers.assertExists(sellerId);
+    const events = await this.notifications.eventsOf(sellerId, status, limit);
+    const attempts = await this.notifications.attemptsOf(events.map((event) => event.id));
+    const byEvent = new Map<string, DeliveryAttemptEntity[]>();
+    for (const attempt of attempts) byEvent.set(String(attempt.outboxId), [...(byEvent.get(String(attempt.outboxId)) ?? []), attempt]);
+    return events.map((event) => ({
+      id: Number(event.id),
+      eventId: event.eventId,
+      channel: event.channel,
+      url: event.url,
+      status: event.status,
+      attempts: event.attempts,
+      nextAttemptAt: event.status === 'PENDING' ? event.nextAttemptAt.toISOString() : null,
+      lastError: event.lastError,
+      createdAt: event.createdAt.toISOString(),
+      deliveredAt: event.deliveredAt?.toISOString() ?? null,
+      payload: event.payload,
+      tries: (byEvent.get(String(event.id)) ?? []).map((a) => ({
+        attemptedAt: a.attemptedAt.toISOString(),
+        responseStatus: a.responseStatus,
+        error: a.error,
+        durationMs: a.durationMs,
+      })),
+    }));
+  }
+
+  /** Sends a delivery again (failed or not), with a fresh retry schedule. */
+  async redeliver(sellerId: number, deliveryId: number): Promise<void> {
+    const event = await this.notifications.findEvent(String(deliveryId));
+    if (!event || event.sellerId !== sellerId) throw new DomainError('NOT_FOUND', `Seller ${sellerId} has no delivery ${deliveryId}`);
+    await this.notifications.requeue(event.id);
+  }
 
   async addWithdrawalWebhook(sellerId: number, url: string): Promise<WebhookView> {
     await this.sellers.assertExists(sellerId);
-    return toView(await this.notifications.insertWebhook(sellerId, url));
+    await this.assertPostbackUrl(url, 'url');
+    return toWebhookView(await this.notifications.insertWebhook(sellerId, url));
   }
 
   async withdrawalWebhooks(sellerId: number): Promise<WebhookView[]> {
     await this.sellers.assertExists(sellerId);
-    return (await this.notifications.webhooksOf(sellerId)).map(toView);
+    return (await this.notifications.webhooksOf(sellerId)).map(toWebhookView);
   }
 
   async removeWithdrawalWebhook(sellerId: number, webhookId: number): Promise<void> {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { LedgerModule } from '../ledger/ledger.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { SellerModule } from '../seller/seller.module';
 import { SaleItemEntity } from './entities/sale-item.entity';
@@ -12,7 +13,7 @@ import { SalesScheduler } from './sales.scheduler';
 import { SalesService } from './sales.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([SaleEntity, SaleItemEntity]), SellerModule, LedgerModule, IdempotencyModule, ProvidersModule],
+  imports: [TypeOrmModule.forFeature([SaleEntity, SaleItemEntity]), SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
   controllers: [SalesController],
   providers: [SalesService, SalesRepository, SalesScheduler],
   exports: [SalesService],

@@ -9,6 +9,7 @@ import { Cents, cents } from '../domain/money';
 import { reserveReleaseEffect, saleLedgerEffect } from '../domain/sale-ledger';
 import { nextSaleStatus, SaleEvent } from '../domain/sale-status';
 import { IdempotencyService } from '../idempotency/idempotency.service';
+import { NotificationsService } from '../notifications/notifications.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
 import { SalesProfile, SellerService } from '../seller/seller.service';
@@ -44,6 +45,7 @@ export class SalesService {
     private readonly sellers: SellerService,
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyService,
+    private readonly notifications: NotificationsService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
   ) {}
 
@@ -52,6 +54,7 @@ export class SalesService {
     checkSaleRules(request);
     const profile = await this.sellers.salesProfile(sellerId);
     checkPermission(request, profile);
+    if (request.postbackUrl) await this.notifications.assertPostbackUrl(request.postbackUrl);
     return this.idempotency.run<CreateSaleResponse>(
       { sellerId, scope: 'POST /api/sales', key: idempotencyKey, request },
       async (manager) => {
@@ -204,8 +207,8 @@ export class SalesService {
 
   /**
    * The one way a sale changes status: the transition table decides the next status (or refuses with
-   * INVALID_TRANSITION); the first payment fixes the fees; the balance effect is posted to the ledger
-   * in the caller's transaction.
+   * INVALID_TRANSITION); the first payment fixes the fees; the balance effect and the postback are
+   * written in the caller's transaction.
    */
   private async move(manager: EntityManager, sale: SaleEntity, event: SaleEvent, now: Date): Promise<SaleEntity> {
     const next = nextSaleStatus(sale.status, event, sale.paymentMethod);
@@ -239,6 +242,18 @@ export class SalesService {
     const effect = saleLedgerEffect(event, { netAmountCents, reserveHeldCents, chargebackFineCents: schedule.chargebackFineCents });
     if (effect) {
       await this.ledger.post(manager, { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: sale.id, ...effect });
+    }
+    if (sale.postbackUrl) {
+      const moved = (await this.sales.findById(sale.id, manager)) as SaleEntity;
+      await this.notifications.enqueueSaleStatusChange(manager, {
+        sellerId: sale.sellerId,
+        resourceId: sale.id,
+        url: sale.postbackUrl,
+        previousStatus: sale.status,
+        status: next,
+        changedAt: now,
+        data: toTransaction(moved, await this.sales.itemsOf(sale.id, manager)),
+      });
     }
     return { ...sale, ...changes };
   }

@@ -40,6 +40,17 @@ export class SellerRepository {
     return manager.getRepository(SellerEntity).findOneBy({ id });
   }
 
+  /** The sealed postback secret (a column never selected by default). */
+  async postbackSecretOf(id: number): Promise<string | null> {
+    const row = await this.dataSource
+      .getRepository(SellerEntity)
+      .createQueryBuilder('seller')
+      .select('seller.postbackSecretEncrypted', 'sealed')
+      .where('seller.id = :id', { id })
+      .getRawOne<{ sealed: string }>();
+    return row?.sealed ?? null;
+  }
+
   async emailTaken(email: string): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM sellers WHERE lower(email) = lower($1)', [email]);
     return rows.length > 0;

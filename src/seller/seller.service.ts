@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiKeysService, KeyPair } from '../auth/api-keys.service';
 import { BalanceService } from '../balance/balance.service';
-import { encryptSecret, randomToken } from '../common/crypto/secrets';
+import { decryptSecret, encryptSecret, randomToken } from '../common/crypto/secrets';
 import { AppConfig } from '../config/app-config';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule, FeeScheduleKey, feeScheduleWith } from '../domain/fees';
@@ -144,6 +144,21 @@ export class SellerService {
       merchantCity: seller.address?.city ?? DEFAULT_MERCHANT_CITY,
       fees: this.scheduleOf(seller),
     };
+  }
+
+  /** The seller's postback signing secret, decrypted. */
+  async postbackSecret(sellerId: number): Promise<string> {
+    const sealed = await this.sellers.postbackSecretOf(sellerId);
+    if (sealed === null) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
+    return decryptSecret(sealed, this.config.encryptionKey);
+  }
+
+  /** A new postback secret; postbacks are signed with it from now on. Shown once. */
+  async rotatePostbackSecret(sellerId: number): Promise<string> {
+    await this.require(sellerId);
+    const secret = randomToken('whsec_');
+    await this.sellers.update(sellerId, { postbackSecretEncrypted: encryptSecret(secret, this.config.encryptionKey) });
+    return secret;
   }
 
   /** NOT_FOUND when there is no seller with this id. */

@@ -161,9 +161,9 @@ describe('Operator API', () => {
       const created = await t.http
         .post(`/admin/sellers/${seller.id}/webhooks`)
         .set(adminHeaders)
-        .send({ url: 'https://loja.example.com/hooks/withdrawals', type: 'WITHDRAWAL' })
+        .send({ url: 'http://127.0.0.1:9/hooks/withdrawals', type: 'WITHDRAWAL' })
         .expect(201);
-      expect(created.body).toEqual({ id: expect.any(Number), url: 'https://loja.example.com/hooks/withdrawals', type: 'WITHDRAWAL' });
+      expect(created.body).toEqual({ id: expect.any(Number), url: 'http://127.0.0.1:9/hooks/withdrawals', type: 'WITHDRAWAL' });
 
       const listed = await t.http.get(`/admin/sellers/${seller.id}/webhooks`).set(adminHeaders).expect(200);
       expect(listed.body).toEqual([created.body]);
@@ -190,7 +190,7 @@ describe('Operator API', () => {
       const hook = await t.http
         .post(`/admin/sellers/${a.id}/webhooks`)
         .set(adminHeaders)
-        .send({ url: 'https://a.example.com/hook', type: 'WITHDRAWAL' })
+        .send({ url: 'http://127.0.0.1:9/hook', type: 'WITHDRAWAL' })
         .expect(201);
       await t.http.delete(`/admin/sellers/${b.id}/webhooks/${hook.body.id}`).set(adminHeaders).expect(404);
     });

@@ -1,0 +1,60 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export type NotificationChannel = 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK' | 'WITHDRAWAL_WEBHOOK';
+export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+
+/** One notification to deliver: written in the transaction of the change it announces. */
+@Entity({ name: 'outbox_events' })
+export class OutboxEventEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  /** Sent as X-Event-Id; receivers deduplicate on it. */
+  @Column({ name: 'event_id', type: 'uuid' })
+  eventId: string;
+
+  @Column({ name: 'seller_id', type: 'integer' })
+  sellerId: number;
+
+  @Column({ type: 'varchar' })
+  channel: NotificationChannel;
+
+  /** Events of one aggregate (one sale at one URL) are delivered one at a time, in order. */
+  @Column({ name: 'aggregate_key', type: 'varchar' })
+  aggregateKey: string;
+
+  @Column({ type: 'varchar' })
+  url: string;
+
+  /** Postbacks carry X-Signature; withdrawal webhooks do not (spec 6.2). */
+  @Column({ type: 'boolean' })
+  signed: boolean;
+
+  @Column({ type: 'jsonb' })
+  payload: Record<string, unknown>;
+
+  @Column({ type: 'varchar' })
+  status: DeliveryStatus;
+
+  @Column({ type: 'integer' })
+  attempts: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz' })
+  nextAttemptAt: Date;
+
+  /** The retry schedule counts from here: the first try, or the operator's redelivery. */
+  @Column({ name: 'retry_base_at', type: 'timestamptz' })
+  retryBaseAt: Date;
+
+  @Column({ name: 'enqueued_at', type: 'timestamptz', nullable: true })
+  enqueuedAt: Date | null;
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
+  deliveredAt: Date | null;
+}

@@ -1,0 +1,61 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Queue } from 'bull';
+import { AppConfig } from '../config/app-config';
+import { NotificationsRepository } from './notifications.repository';
+
+export const NOTIFICATIONS_QUEUE = 'notifications';
+export const DELIVER_JOB = 'deliver';
+/** A claimed event whose job has not finished after this long is enqueued again (a job lost with Redis). */
+const STALE_CLAIM_SECONDS = 60;
+const BATCH = 100;
+
+/**
+ * Moves due outbox rows into the Bull queue every OUTBOX_POLL_MS. Job ids are deterministic
+ * (outbox:<id>:<attempt>), so enqueuing one twice is harmless. If Redis is down the rows stay in the
+ * outbox and go out once it is back: nothing is lost.
+ */
+@Injectable()
+export class NotificationsRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(NotificationsRelay.name);
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+
+  constructor(
+    private readonly notifications: NotificationsRepository,
+    @InjectQueue(NOTIFICATIONS_QUEUE) private readonly queue: Queue,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.relay(), this.config.outboxPollMs);
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async relay(): Promise<number> {
+    if (this.running) return 0;
+    this.running = true;
+    try {
+      const due = await this.notifications.claimDue(BATCH, STALE_CLAIM_SECONDS);
+      const failed: string[] = [];
+      for (const event of due) {
+        try {
+          await this.queue.add(DELIVER_JOB, { outboxId: event.id }, { jobId: `outbox:${event.id}:${event.attempts}`, removeOnComplete: true, removeOnFail: true });
+        } catch (error) {
+          failed.push(event.id);
+          this.logger.warn({ err: error, outboxId: event.id }, 'Could not enqueue a notification; it stays in the outbox');
+        }
+      }
+      await this.notifications.releaseClaims(failed);
+      return due.length - failed.length;
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Notifications relay pass failed; retrying on the next tick');
+      return 0;
+    } finally {
+      this.running = false;
+    }
+  }
+}

@@ -1,0 +1,221 @@
+import { verifySignature } from '../../src/domain/postback-signature';
+import { adminHeaders, createSeller, TestSeller } from './setup/factories';
+import { Receiver } from './setup/receiver';
+import { TestRedis } from './setup/redis-server';
+import { createSale, saleBody, sendEvent } from './setup/sales';
+import { startApp, TestApp } from './setup/test-app';
+
+/** Fast relay and retries, so that a day of retries fits in a test. */
+const FAST = { OUTBOX_POLL_MS: '100', POSTBACK_RETRY_SCHEDULE_SECONDS: '0.2,0.2,0.2,0.2' };
+
+function expectSignedBy(secret: string, request: { headers: Record<string, unknown>; rawBody: string; body: Record<string, unknown> }) {
+  expect(request.headers['x-event-id']).toBe(request.body.id);
+  const signature = String(request.headers['x-signature']);
+  expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  expect(verifySignature(secret, request.rawBody, signature, Math.floor(Date.now() / 1000))).toBe(true);
+}
+
+describe('Postbacks (spec 6.1, platform.md §5)', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    t = await startApp(FAST);
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    receiver = await Receiver.start();
+  });
+  afterEach(() => receiver.close());
+
+  it('sends every status change of a sale, in order, signed, with the documented body', async () => {
+    const seller = await createSeller(t);
+    const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: `${receiver.url}/postbacks` }));
+    const states: unknown[] = [];
+    for (const event of ['PAYMENT_CONFIRMED', 'MED_OPENED', 'MED_WON']) {
+      const moved = await sendEvent(t, seller, sale.id, event);
+      states.push(moved.body);
+    }
+
+    const received = await receiver.waitFor((r) => r.length >= 3);
+    expect(received.map((r) => [r.body.previousStatus, r.body.status])).toEqual([
+      ['PENDENTE', 'PAGO'],
+      ['PAGO', 'MED'],
+      ['MED', 'PAGO'],
+    ]);
+    received.forEach((request, i) => {
+      expect(request.path).toBe('/postbacks');
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.body).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        type: 'transaction.status_changed',
+        previousStatus: expect.any(String),
+        status: expect.any(String),
+        changedAt: expect.stringMatching(/Z$/),
+        data: states[i],
+      });
+      expectSignedBy(seller.postbackSecret, request);
+    });
+    expect(new Set(received.map((r) => r.body.id)).size).toBe(3);
+  });
+
+  it('sends the card flow: PENDENTE → EM_PROCESSAMENTO → PAGO', async () => {
+    const seller = await createSeller(t);
+    await createSale(t, seller, saleBody('CREDIT_CARD', { postbackUrl: `${receiver.url}/card` }));
+    const received = await receiver.waitFor((r) => r.length >= 2);
+    expect(received.map((r) => r.body.status)).toEqual(['EM_PROCESSAMENTO', 'PAGO']);
+    expect((received[1].body.data as { cardLastFour: string }).cardLastFour).toBe('1111');
+  });
+
+  it('retries a receiver that fails three times, then delivers; the operator sees every try', async () => {
+    const seller = await createSeller(t);
+    receiver.failNext(3, 503);
+    const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+
+    const [request] = await receiver.waitFor((r) => r.length >= 1);
+    expect(request.body.status).toBe('PAGO');
+    expect(receiver.answered).toEqual([503, 503, 503, 200]);
+    const { body } = await t.http.get(`/admin/sellers/${seller.id}/deliveries`).set(adminHeaders).expect(200);
+    expect(body).toHaveLength(1);
+    expect(body[0]).toMatchObject({ status: 'DELIVERED', attempts: 4, eventId: request.body.id, channel: 'SALE_POSTBACK' });
+    expect(body[0].tries.map((tr: { responseStatus: number }) => tr.responseStatus)).toEqual([503, 503, 503, 200]);
+  });
+
+  it('keeps a delivery as failed after its last retry, and redelivers it on request', async () => {
+    const seller = await createSeller(t);
+    receiver.always(500);
+    const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    let failed: Array<{ id: number; status: string; attempts: number }> = [];
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      failed = (await t.http.get(`/admin/sellers/${seller.id}/deliveries?status=FAILED`).set(adminHeaders)).body;
+      if (failed.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(failed).toEqual([expect.objectContaining({ status: 'FAILED', attempts: 5 })]);
+
+    receiver.always(null);
+    await t.http.post(`/admin/sellers/${seller.id}/deliveries/${failed[0].id}/redeliver`).set(adminHeaders).expect(202);
+    const [request] = await receiver.waitFor((r) => r.length >= 1);
+    expect(request.body.status).toBe('PAGO');
+    await t.http.post(`/admin/sellers/${seller.id}/deliveries/99999999/redeliver`).set(adminHeaders).expect(404);
+  });
+
+  it('signs with the new secret once the operator rotates it', async () => {
+    const seller = await createSeller(t);
+    const rotated = await t.http.post(`/admin/sellers/${seller.id}/postback-secret`).set(adminHeaders).expect(201);
+    expect(rotated.body.postbackSecret).toMatch(/^whsec_/);
+    const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    const [request] = await receiver.waitFor((r) => r.length >= 1);
+    expectSignedBy(rotated.body.postbackSecret, request);
+    expect(verifySignature(seller.postbackSecret, request.rawBody, String(request.headers['x-signature']), Math.floor(Date.now() / 1000))).toBe(false);
+  });
+
+  it('sends nothing for a sale without postbackUrl', async () => {
+    const seller = await createSeller(t);
+    const sale = await createSale(t, seller, saleBody('PIX'));
+    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    const { body } = await t.http.get(`/admin/sellers/${seller.id}/deliveries`).set(adminHeaders).expect(200);
+    expect(body).toEqual([]);
+  });
+});
+
+describe('Postback delivery survives outages', () => {
+  let receiver: Receiver;
+
+  beforeEach(async () => {
+    receiver = await Receiver.start();
+  });
+  afterEach(() => receiver.close());
+
+  it('delivers an event written while Redis was down, once Redis is back', async () => {
+    const redis = await TestRedis.start();
+    const t = await startApp({ ...FAST, REDIS_URL: redis.url });
+    try {
+      const seller = await createSeller(t);
+      const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+      await redis.down();
+
+      const moved = await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+      expect(moved.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(receiver.received).toHaveLength(0);
+
+      await redis.up();
+      const [request] = await receiver.waitFor((r) => r.length >= 1, 20_000);
+      expect(request.body).toMatchObject({ previousStatus: 'PENDENTE', status: 'PAGO' });
+    } finally {
+      await t.close();
+      await redis.down();
+    }
+  }, 40_000);
+
+  it('delivers an event written just before the application stopped, once it is started again', async () => {
+    // The first instance's relay never runs within the test: it stops with the event still in the outbox.
+    const first = await startApp({ ...FAST, OUTBOX_POLL_MS: '3600000' });
+    let seller: TestSeller;
+    try {
+      seller = await createSeller(first);
+      const sale = await createSale(first, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+      await sendEvent(first, seller, sale.id, 'PAYMENT_CONFIRMED');
+    } finally {
+      await first.close();
+    }
+    expect(receiver.received).toHaveLength(0);
+
+    const second = await startApp(FAST);
+    try {
+      const [request] = await receiver.waitFor((r) => r.length >= 1);
+      expect(request.body).toMatchObject({ previousStatus: 'PENDENTE', status: 'PAGO' });
+      expectSignedBy(seller.postbackSecret, request);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('postbackUrl safety (platform.md §5)', () => {
+  it.each(['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]:9/x'])(
+    'refuses %s at sale creation with 400 unless private networks are allowed',
+    async (url) => {
+      const t = await startApp({ POSTBACK_ALLOW_PRIVATE_NETWORKS: 'false' });
+      try {
+        const seller = await createSeller(t);
+        const response = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { postbackUrl: url })).expect(400);
+        expect(response.body).toEqual({ message: expect.any(String), error: 'VALIDATION_ERROR', details: { field: 'postbackUrl', message: expect.stringMatching(/loopback, private or link-local/) } });
+      } finally {
+        await t.close();
+      }
+    },
+  );
+
+  it('refuses again at delivery time, so a URL accepted earlier cannot reach a private address', async () => {
+    const receiver = await Receiver.start();
+    const allowing = await startApp({ ...FAST, OUTBOX_POLL_MS: '3600000' });
+    let seller: TestSeller;
+    try {
+      seller = await createSeller(allowing);
+      const sale = await createSale(allowing, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+      await sendEvent(allowing, seller, sale.id, 'PAYMENT_CONFIRMED');
+    } finally {
+      await allowing.close();
+    }
+    const strict = await startApp({ ...FAST, POSTBACK_ALLOW_PRIVATE_NETWORKS: 'false' });
+    try {
+      let deliveries: Array<{ tries: Array<{ error: string }> }> = [];
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !deliveries[0]?.tries.length) {
+        deliveries = (await strict.http.get(`/admin/sellers/${seller.id}/deliveries`).set(adminHeaders)).body;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(deliveries[0].tries[0].error).toMatch(/^refused: resolves to 127\.0\.0\.1/);
+      expect(receiver.answered).toEqual([]);
+    } finally {
+      await strict.close();
+      await receiver.close();
+    }
+  });
+});

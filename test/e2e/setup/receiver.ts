@@ -1,0 +1,73 @@
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { once } from 'node:events';
+import { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * A real local HTTP server standing for a seller's postback or webhook endpoint. It answers the
+ * statuses queued with `failNext`/`answer`, 200 otherwise, and records what it received.
+ */
+export class Receiver {
+  readonly received: ReceivedRequest[] = [];
+  readonly answered: number[] = [];
+  private readonly queued: number[] = [];
+  private alwaysStatus: number | null = null;
+  private server: Server;
+  url = '';
+
+  static async start(): Promise<Receiver> {
+    const receiver = new Receiver();
+    await receiver.listen();
+    return receiver;
+  }
+
+  private async listen(port = 0): Promise<void> {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const status = this.queued.shift() ?? this.alwaysStatus ?? 200;
+        this.answered.push(status);
+        if (status >= 200 && status < 300) {
+          const rawBody = Buffer.concat(chunks).toString('utf8');
+          this.received.push({ path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) });
+        }
+        response.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
+      });
+    });
+    this.server.listen(port, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** The next `count` requests are answered `status` (and not recorded as received). */
+  failNext(count: number, status = 500): void {
+    for (let i = 0; i < count; i += 1) this.queued.push(status);
+  }
+
+  /** Every request is answered `status` until reset with null. */
+  always(status: number | null): void {
+    this.alwaysStatus = status;
+  }
+
+  /** Waits until `predicate` holds over what was received, or fails after `timeoutMs`. */
+  async waitFor(predicate: (received: ReceivedRequest[]) => boolean, timeoutMs = 10_000): Promise<ReceivedRequest[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (predicate(this.received)) return this.received;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms; got ${this.received.length} requests`);
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
