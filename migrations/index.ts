@@ -4,6 +4,7 @@ import { CreateLedger1795360000000 } from './1795360000000-CreateLedger';
 import { CreateIdempotencyKeys1795360000001 } from './1795360000001-CreateIdempotencyKeys';
 import { CreateSales1795360000002 } from './1795360000002-CreateSales';
 import { CreateOutbox1795360000003 } from './1795360000003-CreateOutbox';
+import { CreateWithdrawals1795360000004 } from './1795360000004-CreateWithdrawals';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   CreateIdempotencyKeys1795360000001,
   CreateSales1795360000002,
   CreateOutbox1795360000003,
+  CreateWithdrawals1795360000004,
 ];

@@ -1,5 +1,20 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AdminModule } from '../admin/admin.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { LedgerModule } from '../ledger/ledger.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { ProvidersModule } from '../providers/providers.module';
+import { SellerModule } from '../seller/seller.module';
+import { CashoutController } from './cashout.controller';
+import { CashoutRepository } from './cashout.repository';
+import { CashoutService } from './cashout.service';
+import { WithdrawalEntity } from './entities/withdrawal.entity';
 
-/** Filled by its own issue; present so the module layout of the design is complete. */
-@Module({})
+@Module({
+  imports: [TypeOrmModule.forFeature([WithdrawalEntity]), SellerModule, AdminModule, LedgerModule, IdempotencyModule, NotificationsModule, ProvidersModule],
+  controllers: [CashoutController],
+  providers: [CashoutService, CashoutRepository],
+  exports: [CashoutService],
+})
 export class CashoutModule {}

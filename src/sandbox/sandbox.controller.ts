@@ -9,7 +9,9 @@ import { SandboxOnlyGuard } from '../common/guards/sandbox-only.guard';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { TransactionResponse } from '../sales/dto/sale.response';
 import { SalesService } from '../sales/sales.service';
-import { SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
+import { CashoutService } from '../cashout/cashout.service';
+import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
+import { CashoutEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 
 /** The sandbox provider's events and the scheduler, for integration tests (platform.md §3). */
 @ApiTags('Sandbox')
@@ -18,7 +20,10 @@ import { SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandb
 @ApiKeyAuth()
 @UseFilters(TransactionsExceptionFilter)
 export class SandboxController {
-  constructor(private readonly sales: SalesService) {}
+  constructor(
+    private readonly sales: SalesService,
+    private readonly cashouts: CashoutService,
+  ) {}
 
   @Post('sales/:id/events')
   @HttpCode(200)
@@ -31,6 +36,19 @@ export class SandboxController {
     @Body() body: SaleEventDto,
   ): Promise<TransactionResponse> {
     return this.sales.applyEvent(seller.id, id, body.event);
+  }
+
+  @Post('cashouts/:id/events')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Simulate the payout provider's callback on a withdrawal: PROCESSING, COMPLETED, REJECTED, CANCELLED" })
+  @ApiOkResponse({ type: WithdrawalLookupResponse, description: 'The withdrawal after the move' })
+  @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
+  cashoutEvent(
+    @CurrentSeller() seller: AuthenticatedSeller,
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: CashoutEventDto,
+  ): Promise<WithdrawalLookupResponse> {
+    return this.cashouts.applyEvent(seller.id, id, body.event);
   }
 
   @Post('scheduler/run')

@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
+import { CashoutModule } from '../cashout/cashout.module';
 import { SalesModule } from '../sales/sales.module';
 import { SandboxController } from './sandbox.controller';
 
 @Module({
-  imports: [SalesModule],
+  imports: [SalesModule, CashoutModule],
   controllers: [SandboxController],
 })
 export class SandboxModule {}

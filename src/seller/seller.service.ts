@@ -146,6 +146,12 @@ export class SellerService {
     };
   }
 
+  /** What a cashout needs to know of the seller. */
+  async cashoutProfile(sellerId: number): Promise<{ transferEnabled: boolean; fees: FeeSchedule; user: { id: number; name: string; email: string } }> {
+    const seller = await this.require(sellerId);
+    return { transferEnabled: seller.transferEnabled, fees: this.scheduleOf(seller), user: { id: seller.id, name: seller.name, email: seller.email } };
+  }
+
   /** The seller's postback signing secret, decrypted. */
   async postbackSecret(sellerId: number): Promise<string> {
     const sealed = await this.sellers.postbackSecretOf(sellerId);

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsISO8601, IsOptional } from 'class-validator';
+import { WITHDRAWAL_EVENTS, WithdrawalEvent } from '../../domain/withdrawal-status';
 
 /** Provider events a seller can simulate on a sale (platform.md §3). */
 export const SANDBOX_SALE_EVENTS = [
@@ -21,6 +22,13 @@ export class SaleEventDto {
   @IsDefined()
   @IsIn(SANDBOX_SALE_EVENTS, { message: `event must be one of: ${SANDBOX_SALE_EVENTS.join(', ')}` })
   event: (typeof SANDBOX_SALE_EVENTS)[number];
+}
+
+export class CashoutEventDto {
+  @ApiProperty({ enum: WITHDRAWAL_EVENTS, example: 'COMPLETED' })
+  @IsDefined()
+  @IsIn(WITHDRAWAL_EVENTS, { message: `event must be one of: ${WITHDRAWAL_EVENTS.join(', ')}` })
+  event: WithdrawalEvent;
 }
 
 export class SchedulerRunDto {

@@ -1,0 +1,51 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { centsTransformer } from '../../database/bigint-cents.transformer';
+import { Cents } from '../../domain/money';
+import { PixKeyType } from '../../domain/pix-key';
+import { WithdrawalStatus } from '../../domain/withdrawal-status';
+
+@Entity({ name: 'withdrawals' })
+export class WithdrawalEntity {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'seller_id', type: 'integer' })
+  sellerId: number;
+
+  /** Moved only through CashoutService (the table of domain/withdrawal-status.ts). */
+  @Column({ type: 'varchar' })
+  status: WithdrawalStatus;
+
+  @Column({ name: 'amount_cents', type: 'bigint', transformer: centsTransformer })
+  amountCents: Cents;
+
+  @Column({ name: 'fee_fixed_cents', type: 'bigint', transformer: centsTransformer })
+  feeFixedCents: Cents;
+
+  @Column({ name: 'fee_variable_cents', type: 'bigint', transformer: centsTransformer })
+  feeVariableCents: Cents;
+
+  @Column({ name: 'fee_total_cents', type: 'bigint', transformer: centsTransformer })
+  feeTotalCents: Cents;
+
+  @Column({ name: 'net_amount_cents', type: 'bigint', transformer: centsTransformer })
+  netAmountCents: Cents;
+
+  @Column({ name: 'pix_key', type: 'varchar' })
+  pixKey: string;
+
+  @Column({ name: 'pix_key_type', type: 'varchar' })
+  pixKeyType: PixKeyType;
+
+  @Column({ name: 'external_id', type: 'varchar', nullable: true })
+  externalId: string | null;
+
+  @Column({ name: 'processed_at', type: 'timestamptz', nullable: true })
+  processedAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}
