@@ -25,7 +25,11 @@ export class NotificationsRelay implements OnApplicationBootstrap, OnApplication
     private readonly notifications: NotificationsRepository,
     @InjectQueue(NOTIFICATIONS_QUEUE) private readonly queue: Queue,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    // Without a listener a Redis outage would be an unhandled 'error' event and stop the process;
+    // the outbox keeps every event meanwhile, and Bull reconnects by itself.
+    this.queue.on('error', (error: Error) => this.logger.warn({ err: error }, 'Notifications queue cannot reach Redis'));
+  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.relay(), this.config.outboxPollMs);

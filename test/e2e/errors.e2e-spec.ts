@@ -1,4 +1,5 @@
 import { createSeller } from './setup/factories';
+import { TestRedis } from './setup/redis-server';
 import { startApp, TestApp } from './setup/test-app';
 
 /** Spec §7: every family answers in its own shape, even for errors raised before any route runs. */
@@ -64,13 +65,25 @@ describe('Error shapes by endpoint family (spec §7)', () => {
     expect(response.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' }, redis: { status: 'up' } } });
   });
 
-  it('answers GET /health 503 naming Redis when Redis cannot be reached', async () => {
-    const broken = await startApp({ REDIS_URL: 'redis://127.0.0.1:1' });
+  it('answers GET /health 503 naming Redis while Redis is down, and 200 once it is back', async () => {
+    const redis = await TestRedis.start();
+    const app = await startApp({ REDIS_URL: redis.url });
     try {
-      const response = await broken.http.get('/health').expect(503);
+      await app.http.get('/health').expect(200);
+      await redis.down();
+      const response = await app.http.get('/health').expect(503);
       expect(response.body).toMatchObject({ status: 'error', error: { redis: { status: 'down' } }, info: { database: { status: 'up' } } });
+      await redis.up();
+      const deadline = Date.now() + 10_000;
+      let status = 503;
+      while (status !== 200 && Date.now() < deadline) {
+        status = (await app.http.get('/health')).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(status).toBe(200);
     } finally {
-      await broken.close();
+      await app.close();
+      await redis.down();
     }
   });
 
