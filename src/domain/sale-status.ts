@@ -4,14 +4,8 @@ import { InvalidTransitionError } from './domain-error';
 export const SALE_STATUSES = ['PENDENTE', 'EM_PROCESSAMENTO', 'PAGO', 'RECUSADO', 'FALHA', 'CANCELADO', 'ESTORNADO', 'CHARGEBACK', 'MED'] as const;
 export type SaleStatus = (typeof SALE_STATUSES)[number];
 
-/**
- * What moves a sale: the provider events of platform.md §3, and the three steps of the card flow
- * (sent to the acquirer, then its answer).
- */
-export const SALE_EVENTS = [
-  'SENT_TO_ACQUIRER',
-  'ACQUIRER_APPROVED',
-  'ACQUIRER_REFUSED',
+/** The payment provider's events on a sale (platform.md §3); the sandbox route lets a seller send them. */
+export const PROVIDER_SALE_EVENTS = [
   'PAYMENT_CONFIRMED',
   'EXPIRED',
   'CANCELLED',
@@ -24,6 +18,9 @@ export const SALE_EVENTS = [
   'MED_WON',
   'MED_LOST',
 ] as const;
+
+/** What moves a sale: the provider events, and the steps of the card flow (sent to the acquirer, then its answer). */
+export const SALE_EVENTS = ['SENT_TO_ACQUIRER', 'ACQUIRER_APPROVED', 'ACQUIRER_REFUSED', ...PROVIDER_SALE_EVENTS] as const;
 export type SaleEvent = (typeof SALE_EVENTS)[number];
 
 export type SalePaymentMethod = 'CREDIT_CARD' | 'DEBIT_CARD' | 'BOLETO' | 'PIX' | 'TRANSFER';

@@ -1,21 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsISO8601, IsOptional } from 'class-validator';
+import { PROVIDER_SALE_EVENTS } from '../../domain/sale-status';
 import { WITHDRAWAL_EVENTS, WithdrawalEvent } from '../../domain/withdrawal-status';
 
 /** Provider events a seller can simulate on a sale (platform.md §3). */
-export const SANDBOX_SALE_EVENTS = [
-  'PAYMENT_CONFIRMED',
-  'EXPIRED',
-  'CANCELLED',
-  'PROCESSING_FAILED',
-  'REFUNDED',
-  'CHARGEBACK_OPENED',
-  'CHARGEBACK_REVERSED',
-  'CHARGEBACK_CONFIRMED',
-  'MED_OPENED',
-  'MED_WON',
-  'MED_LOST',
-] as const;
+export const SANDBOX_SALE_EVENTS = PROVIDER_SALE_EVENTS;
 
 export class SaleEventDto {
   @ApiProperty({ enum: SANDBOX_SALE_EVENTS, example: 'PAYMENT_CONFIRMED' })
