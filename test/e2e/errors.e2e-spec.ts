@@ -130,6 +130,16 @@ describe('Error shapes by endpoint family (spec §7)', () => {
         'DELETE /admin/sellers/{sellerId}/webhooks/{webhookId}',
         'GET /admin/settings',
         'PUT /admin/settings',
+        'POST /api/sales',
+        'GET /api/transactions/{id}',
+        'POST /api/public/cashout',
+        'GET /api/public/cashout/{id}',
+        'POST /api/sandbox/sales/{id}/events',
+        'POST /api/sandbox/cashouts/{id}/events',
+        'POST /api/sandbox/scheduler/run',
+        'GET /admin/sellers/{sellerId}/deliveries',
+        'POST /admin/sellers/{sellerId}/deliveries/{deliveryId}/redeliver',
+        'POST /admin/sellers/{sellerId}/postback-secret',
       ]),
     );
     expect(Object.values(body.components.securitySchemes)).toEqual(
@@ -144,6 +154,12 @@ describe('Error shapes by endpoint family (spec §7)', () => {
       message: expect.any(String),
     });
     expect(body.components.schemas.SellerAccountResponse.properties.revenue).toBeDefined();
+    const cashout = body.paths['/api/public/cashout'].post;
+    expect(cashout.responses['422'].content['application/json'].examples.INSUFFICIENT_BALANCE.value).toEqual({
+      message: expect.any(String),
+      errorType: 'INSUFFICIENT_BALANCE',
+    });
+    expect(body.paths['/api/sales'].post.responses['201']).toBeDefined();
     const html = await t.http.get('/docs').expect(200);
     expect(html.text).toContain('swagger');
   });
