@@ -60,9 +60,9 @@ export class CashoutService {
       throw new DomainError('MAXIMUM_VALUE', `The largest cashout is ${centsToReaisString(CASHOUT_MAXIMUM_CENTS)} reais`);
     }
     const fees = cashoutFees(amountCents, profile.fees);
-    const feeTotal = fees.totalCents > amountCents ? amountCents : fees.totalCents;
-    const feeVariable = cents(feeTotal - fees.fixedCents < 0 ? 0 : feeTotal - fees.fixedCents);
-    const feeFixed = cents(feeTotal - feeVariable);
+    if (fees.totalCents >= amountCents) {
+      throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
+    }
 
     return this.idempotency.run<WithdrawalResponse>(
       { sellerId, scope: 'POST /api/public/cashout', key: idempotencyKey, request: { ...request, pixKeyType } },
@@ -76,10 +76,10 @@ export class CashoutService {
             sellerId,
             status: 'PENDING',
             amountCents,
-            feeFixedCents: feeFixed,
-            feeVariableCents: feeVariable,
-            feeTotalCents: cents(feeTotal),
-            netAmountCents: cents(amountCents - feeTotal),
+            feeFixedCents: fees.fixedCents,
+            feeVariableCents: fees.variableCents,
+            feeTotalCents: fees.totalCents,
+            netAmountCents: cents(amountCents - fees.totalCents),
             pixKey: request.pixKey,
             pixKeyType,
           },

@@ -100,6 +100,13 @@ describe('Cashouts (spec 2.10, 4.5, 4.6, 7.4, 8)', () => {
       expect((await cashout(seller, { amount: 100000.01, pixKey: CPF_KEY }).expect(422)).body).toEqual({ message: expect.any(String), errorType: 'MAXIMUM_VALUE' });
     });
 
+    it('answers 422 MINIMUM_VALUE when the fees would take the whole amount', async () => {
+      const own = await fundedSeller(20_000);
+      await t.http.patch(`/admin/sellers/${own.id}`).set(adminHeaders).send({ fees: { cashoutFixedCents: 10_000 } }).expect(200);
+      expect((await cashout(own, { amount: 100, pixKey: CPF_KEY }).expect(422)).body).toEqual({ message: expect.any(String), errorType: 'MINIMUM_VALUE' });
+      expect(await balanceOf(t, own)).toEqual({ available: 20_000, blocked: 0, total: 20_000 });
+    });
+
     it('answers 422 INSUFFICIENT_BALANCE when available does not cover the amount, and changes nothing', async () => {
       const response = await cashout(seller, { amount: 200.01, pixKey: CPF_KEY }).expect(422);
       expect(response.body).toEqual({ message: expect.any(String), errorType: 'INSUFFICIENT_BALANCE' });
