@@ -5,6 +5,7 @@ import { CreateIdempotencyKeys1795360000001 } from './1795360000001-CreateIdempo
 import { CreateSales1795360000002 } from './1795360000002-CreateSales';
 import { CreateOutbox1795360000003 } from './1795360000003-CreateOutbox';
 import { CreateWithdrawals1795360000004 } from './1795360000004-CreateWithdrawals';
+import { AddProviderReferences1795370000000 } from './1795370000000-AddProviderReferences';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   CreateSales1795360000002,
   CreateOutbox1795360000003,
   CreateWithdrawals1795360000004,
+  AddProviderReferences1795370000000,
 ];

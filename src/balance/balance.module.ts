@@ -1,14 +1,12 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { LedgerModule } from '../ledger/ledger.module';
 import { BalanceController } from './balance.controller';
-import { BalanceRepository } from './balance.repository';
 import { BalanceService } from './balance.service';
-import { BalanceEntity } from './entities/balance.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([BalanceEntity])],
+  imports: [LedgerModule],
   controllers: [BalanceController],
-  providers: [BalanceService, BalanceRepository],
+  providers: [BalanceService],
   exports: [BalanceService],
 })
 export class BalanceModule {}

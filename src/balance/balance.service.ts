@@ -1,31 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Cents, addCents } from '../domain/money';
-import { BalanceRepository } from './balance.repository';
+import { BalanceView, LedgerService } from '../ledger/ledger.service';
 
-export interface BalanceView {
-  availableCents: Cents;
-  blockedCents: Cents;
-  totalCents: Cents;
-  updatedAt: Date;
-}
+export type { BalanceView } from '../ledger/ledger.service';
 
+/** The balance of spec 2.8, read through the ledger (which owns the balances table). */
 @Injectable()
 export class BalanceService {
-  constructor(private readonly balances: BalanceRepository) {}
+  constructor(private readonly ledger: LedgerService) {}
 
-  async balanceOf(sellerId: number, manager?: EntityManager): Promise<BalanceView> {
-    const row = await this.balances.findOrCreate(sellerId, manager);
-    return {
-      availableCents: row.availableCents,
-      blockedCents: row.blockedCents,
-      totalCents: addCents(row.availableCents, row.blockedCents),
-      updatedAt: row.updatedAt,
-    };
+  balanceOf(sellerId: number, manager?: EntityManager): Promise<BalanceView> {
+    return this.ledger.balanceOf(sellerId, manager);
   }
 
   /** Creates the zero balance of a new seller inside the seller's creation transaction. */
   async open(sellerId: number, manager: EntityManager): Promise<void> {
-    await this.balances.findOrCreate(sellerId, manager);
+    await this.ledger.balanceOf(sellerId, manager);
   }
 }

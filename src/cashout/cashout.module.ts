@@ -1,3 +1,4 @@
+import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminModule } from '../admin/admin.module';
@@ -8,13 +9,24 @@ import { ProvidersModule } from '../providers/providers.module';
 import { SellerModule } from '../seller/seller.module';
 import { CashoutController } from './cashout.controller';
 import { CashoutRepository } from './cashout.repository';
-import { CashoutService } from './cashout.service';
+import { CashoutProcessor } from './cashout.processor';
+import { CashoutScheduler } from './cashout.scheduler';
+import { CashoutService, PAYOUTS_QUEUE } from './cashout.service';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WithdrawalEntity]), SellerModule, AdminModule, LedgerModule, IdempotencyModule, NotificationsModule, ProvidersModule],
+  imports: [
+    TypeOrmModule.forFeature([WithdrawalEntity]),
+    BullModule.registerQueue({ name: PAYOUTS_QUEUE }),
+    SellerModule,
+    AdminModule,
+    LedgerModule,
+    IdempotencyModule,
+    NotificationsModule,
+    ProvidersModule,
+  ],
   controllers: [CashoutController],
-  providers: [CashoutService, CashoutRepository],
+  providers: [CashoutService, CashoutRepository, CashoutProcessor, CashoutScheduler],
   exports: [CashoutService],
 })
 export class CashoutModule {}

@@ -23,8 +23,27 @@ export class CashoutRepository {
     return manager.getRepository(WithdrawalEntity).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
   }
 
-  async setExternalId(id: number, externalId: string, manager: EntityManager): Promise<void> {
-    await manager.getRepository(WithdrawalEntity).update({ id }, { externalId });
+  /** Records the payout provider's id once; a second writer (the queue and the recovery job together) changes nothing. */
+  async setExternalIdIfUnset(id: number, externalId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE withdrawals SET external_id = $2, updated_at = now() WHERE id = $1 AND external_id IS NULL`, [id, externalId]);
+  }
+
+  /**
+   * Ids of PENDING withdrawals created before `cutoff` whose payout was never sent, each leased for a
+   * minute (provider_checked_at) so that instances running the job together do not send it at once.
+   */
+  async claimUnsentPayouts(cutoff: Date, sellerId: number | null, limit: number): Promise<number[]> {
+    const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
+      `UPDATE withdrawals SET provider_checked_at = now()
+        WHERE id IN (
+          SELECT id FROM withdrawals
+           WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
+             AND (provider_checked_at IS NULL OR provider_checked_at < now() - interval '1 minute')
+           ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id`,
+      [cutoff, sellerId, limit],
+    );
+    return rows.map((row) => row.id);
   }
 
   /** Saves a move only if the withdrawal is still in `expected`; false when someone else moved it first. */

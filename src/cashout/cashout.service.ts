@@ -1,5 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { SettingsService } from '../admin/settings.service';
 import { CASHOUT_MAXIMUM_CENTS, CASHOUT_MINIMUM_CENTS } from '../domain/cashout-limits';
@@ -7,27 +9,44 @@ import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { cashoutFees } from '../domain/fees';
 import { cents, centsToReaisString, reaisToCents } from '../domain/money';
 import { pixKeyProblem } from '../domain/pix-key';
+import { withdrawalLedgerEffect, withdrawalRequestedEffect } from '../domain/withdrawal-ledger';
 import { nextWithdrawalStatus, WithdrawalEvent, WithdrawalStatus } from '../domain/withdrawal-status';
-import { IdempotencyService } from '../idempotency/idempotency.service';
-import { LedgerMovement, LedgerService } from '../ledger/ledger.service';
+import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
+import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { PAYOUT_PROVIDER, PayoutProvider } from '../providers/payout-provider.port';
+import { PAYOUT_PROVIDER, PayoutProvider, payoutReference } from '../providers/payout-provider.port';
 import { SellerService } from '../seller/seller.service';
 import { CashoutRepository } from './cashout.repository';
 import { CreateCashoutDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 import { toWithdrawal, toWithdrawalLookup, toWithdrawalWebhook } from './withdrawal.presenter';
 
+export const PAYOUTS_QUEUE = 'payouts';
+export const REQUEST_PAYOUT_JOB = 'request-payout';
+/** A PENDING withdrawal whose payout request has not reached the provider after this long is sent by the recovery job. */
+export const PAYOUT_RECOVERY_AFTER_MS = 60 * 1000;
+const RECOVERY_BATCH = 500;
+
 /** Statuses the withdrawal webhook announces (spec 6.2). */
 const ANNOUNCED: ReadonlySet<WithdrawalStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED']);
 
+export interface CreatedWithdrawal {
+  status: number;
+  body: WithdrawalResponse;
+  replayed: boolean;
+}
+
 /**
- * Cashouts of available balance to a PIX key (spec 4.5, platform.md §4): the amount moves from
- * available to blocked under the balance row's lock, so parallel requests never overdraw; COMPLETED
- * removes it; a rejection or a cancellation returns it.
+ * Withdrawals of available balance to a PIX key (spec 4.5, platform.md §4). The request commits the
+ * withdrawal PENDING with its balance hold (available → blocked, under the balance row's lock, so
+ * parallel requests never overdraw) and its answer; the payout is then requested from the provider by a
+ * job, outside any transaction, with the withdrawal's id as reference, and a recovery job sends any
+ * payout left unsent. COMPLETED removes the hold; a rejection or a cancellation returns it.
  */
 @Injectable()
 export class CashoutService {
+  private readonly logger = new Logger(CashoutService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly withdrawals: CashoutRepository,
@@ -37,9 +56,12 @@ export class CashoutService {
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
     @Inject(PAYOUT_PROVIDER) private readonly payouts: PayoutProvider,
-  ) {}
+    @InjectQueue(PAYOUTS_QUEUE) private readonly payoutQueue: Queue,
+  ) {
+    this.payoutQueue.on('error', (error: Error) => this.logger.warn({ err: error }, 'Payouts queue cannot reach Redis'));
+  }
 
-  async request(sellerId: number, request: CreateCashoutDto, idempotencyKey: string | undefined) {
+  async request(sellerId: number, request: CreateCashoutDto, idempotencyKey: string | undefined): Promise<CreatedWithdrawal> {
     const amountCents = reaisToCents(request.amount);
     if (amountCents === null || amountCents <= 0) {
       throw new RequestValidationError([], [{ field: 'amount', message: 'amount must be a number of reais greater than zero, with at most two decimals' }]);
@@ -47,6 +69,10 @@ export class CashoutService {
     const pixKeyType = request.pixKeyType ?? 'CPF';
     const keyProblem = pixKeyProblem(request.pixKey, pixKeyType);
     if (keyProblem) throw new RequestValidationError([], [{ field: 'pixKey', message: keyProblem }]);
+
+    const idempotent = this.idempotency.prepare(sellerId, 'POST /api/public/cashout', idempotencyKey, { ...request, pixKeyType });
+    const prior = await this.idempotency.priorUse(idempotent);
+    if (prior) return this.answerPriorUse(prior);
 
     if (!(await this.settings.current()).apiWithdrawalsEnabled) {
       throw new DomainError('API_WITHDRAWAL_DISABLED_GLOBALLY', 'Cashouts through the API are disabled on the platform for now');
@@ -64,42 +90,36 @@ export class CashoutService {
       throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
     }
 
-    return this.idempotency.run<WithdrawalResponse>(
-      { sellerId, scope: 'POST /api/public/cashout', key: idempotencyKey, request: { ...request, pixKeyType } },
-      async (manager) => {
-        const balance = await this.ledger.lockBalance(manager, sellerId);
-        if (balance.availableCents < amountCents) {
-          throw new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(balance.availableCents)} is less than ${centsToReaisString(amountCents)}`);
-        }
-        const withdrawal = await this.withdrawals.insert(
-          {
-            sellerId,
-            status: 'PENDING',
-            amountCents,
-            feeFixedCents: fees.fixedCents,
-            feeVariableCents: fees.variableCents,
-            feeTotalCents: fees.totalCents,
-            netAmountCents: cents(amountCents - fees.totalCents),
-            pixKey: request.pixKey,
-            pixKeyType,
-          },
-          manager,
-        );
-        await this.ledger.post(manager, {
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      const claimed = await this.idempotency.claim(manager, idempotent);
+      if (claimed) return claimed;
+      const balance = await this.ledger.lockBalance(manager, sellerId);
+      if (balance.availableCents < amountCents) {
+        throw new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(balance.availableCents)} is less than ${centsToReaisString(amountCents)}`);
+      }
+      const withdrawal = await this.withdrawals.insert(
+        {
           sellerId,
-          kind: 'CASHOUT_REQUESTED',
-          referenceType: 'WITHDRAWAL',
-          referenceId: withdrawal.id,
-          movements: [
-            { account: 'AVAILABLE', amountCents: cents(-amountCents) },
-            { account: 'BLOCKED', amountCents },
-          ],
-        });
-        const payout = await this.payouts.requestPayout({ withdrawalId: withdrawal.id, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType });
-        await this.withdrawals.setExternalId(withdrawal.id, payout.externalId, manager);
-        return { status: 201, body: toWithdrawal(withdrawal) };
-      },
-    );
+          status: 'PENDING',
+          amountCents,
+          feeFixedCents: fees.fixedCents,
+          feeVariableCents: fees.variableCents,
+          feeTotalCents: fees.totalCents,
+          netAmountCents: cents(amountCents - fees.totalCents),
+          pixKey: request.pixKey,
+          pixKeyType,
+        },
+        manager,
+      );
+      await this.ledger.post(manager, { sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents) });
+      const body = toWithdrawal(withdrawal);
+      await this.idempotency.attachResource(manager, idempotent, withdrawal.id);
+      await this.idempotency.saveResponse(manager, idempotent, 201, body);
+      return { id: withdrawal.id, body };
+    });
+    if ('kind' in outcome) return this.answerPriorUse(outcome);
+    this.enqueuePayout(outcome.id);
+    return { status: 201, body: outcome.body, replayed: false };
   }
 
   async lookup(sellerId: number, id: number): Promise<WithdrawalLookupResponse> {
@@ -108,10 +128,43 @@ export class CashoutService {
     return toWithdrawalLookup(withdrawal);
   }
 
+  /**
+   * The payout job: asks the provider to pay out a PENDING withdrawal not yet sent, outside any
+   * transaction, with the withdrawal's id as reference (the provider pays a reference at most once), then
+   * records the provider's id. Safe to run twice, from the queue and from the recovery job at once.
+   */
+  async sendPayout(withdrawalId: number): Promise<void> {
+    const withdrawal = await this.withdrawals.findById(withdrawalId);
+    if (!withdrawal || withdrawal.status !== 'PENDING' || withdrawal.externalId !== null) return;
+    const reference = payoutReference(withdrawal.id);
+    const receipt =
+      (await this.payouts.findPayout(reference)) ??
+      (await this.payouts.requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }));
+    await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
+  }
+
+  /** PENDING withdrawals whose payout was never sent (a crash, Redis down): sent now. Returns how many. */
+  async recoverPayouts(now: Date, sellerId: number | null): Promise<number> {
+    const ids = await this.withdrawals.claimUnsentPayouts(new Date(now.getTime() - PAYOUT_RECOVERY_AFTER_MS), sellerId, RECOVERY_BATCH);
+    let sent = 0;
+    for (const id of ids) {
+      try {
+        await this.sendPayout(id);
+        sent += 1;
+      } catch (error) {
+        this.logger.warn({ err: error, withdrawalId: id }, 'Could not send a payout; retrying later');
+      }
+    }
+    return sent;
+  }
+
   /** The payout provider's callback (sandbox route): the move, its balance effect and the webhooks, in one transaction. */
   async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
     const profile = await this.sellers.cashoutProfile(sellerId);
-    await this.dataSource.transaction(async (manager) => {
+    this.assertOwned(await this.withdrawals.findById(id), sellerId, id);
+    // The provider can only call back about a payout it has received.
+    await this.sendPayout(id);
+    const moved = await this.dataSource.transaction(async (manager) => {
       const withdrawal = await this.withdrawals.findByIdForUpdate(id, manager);
       this.assertOwned(withdrawal, sellerId, id);
       const next = nextWithdrawalStatus(withdrawal.status, event);
@@ -119,43 +172,32 @@ export class CashoutService {
       if (!(await this.withdrawals.updateStatusIfCurrent(id, withdrawal.status, { status: next, processedAt: final ? new Date() : null }, manager))) {
         throw new DomainError('CONFLICT', `Withdrawal ${id} was changed by another request; retry`);
       }
-      const movements = balanceMovements(next, withdrawal);
-      if (movements) {
-        await this.ledger.post(manager, {
-          sellerId,
-          kind: next === 'COMPLETED' ? 'CASHOUT_COMPLETED' : 'CASHOUT_RETURNED',
-          referenceType: 'WITHDRAWAL',
-          referenceId: id,
-          movements,
-        });
-      }
+      const effect = withdrawalLedgerEffect(event, withdrawal.amountCents);
+      if (effect) await this.ledger.post(manager, { sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect });
+      const after = (await this.withdrawals.findById(id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {
-        const moved = (await this.withdrawals.findById(id, manager)) as WithdrawalEntity;
-        await this.notifications.enqueueWithdrawalWebhooks(manager, sellerId, id, toWithdrawalWebhook(moved, profile.user));
+        await this.notifications.enqueueWithdrawalWebhooks(manager, sellerId, id, toWithdrawalWebhook(after, profile.user));
       }
+      return after;
     });
-    return this.lookup(sellerId, id);
+    return toWithdrawalLookup(moved);
+  }
+
+  /** After the commit, not awaited: a Redis outage must not hold the request; the recovery job covers a lost job. */
+  private enqueuePayout(withdrawalId: number): void {
+    this.payoutQueue
+      .add(REQUEST_PAYOUT_JOB, { withdrawalId }, { jobId: `payout:${withdrawalId}`, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true })
+      .catch((error: unknown) => this.logger.warn({ err: error, withdrawalId }, 'Could not enqueue a payout; the recovery job will send it'));
+  }
+
+  private async answerPriorUse(prior: PriorUse): Promise<CreatedWithdrawal> {
+    if (prior.kind === 'REPLAY') return { status: prior.status, body: prior.body as WithdrawalResponse, replayed: true };
+    const withdrawal = (await this.withdrawals.findById(prior.resourceId)) as WithdrawalEntity;
+    return { status: 201, body: toWithdrawal(withdrawal), replayed: true };
   }
 
   private assertOwned(withdrawal: WithdrawalEntity | null, sellerId: number, id: number): asserts withdrawal is WithdrawalEntity {
     if (!withdrawal) throw new DomainError('NOT_FOUND', `Withdrawal ${id} not found`);
     if (withdrawal.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Withdrawal ${id} belongs to another account`);
-  }
-}
-
-/** platform.md §4: COMPLETED removes the blocked amount; FAILED (rejected) and CANCELLED return it to available. */
-function balanceMovements(next: WithdrawalStatus, withdrawal: WithdrawalEntity): LedgerMovement[] | null {
-  const amount = withdrawal.amountCents;
-  switch (next) {
-    case 'COMPLETED':
-      return [{ account: 'BLOCKED', amountCents: cents(-amount) }];
-    case 'FAILED':
-    case 'CANCELLED':
-      return [
-        { account: 'BLOCKED', amountCents: cents(-amount) },
-        { account: 'AVAILABLE', amountCents: amount },
-      ];
-    default:
-      return null;
   }
 }

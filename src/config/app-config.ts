@@ -45,6 +45,24 @@ export class AppConfig {
   get postbackRetryScheduleSeconds(): number[] {
     return this.env.POSTBACK_RETRY_SCHEDULE_SECONDS.split(',').map(Number);
   }
+  /** Pool and session limits of the PostgreSQL connections (README, configuration). */
+  get database(): {
+    poolSize: number;
+    acquireTimeoutMs: number;
+    statementTimeoutMs: number;
+    lockTimeoutMs: number;
+    idleInTransactionTimeoutMs: number;
+    guardNestedConnections: boolean;
+  } {
+    return {
+      poolSize: this.env.DB_POOL_SIZE,
+      acquireTimeoutMs: this.env.DB_POOL_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: this.env.DB_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: this.env.DB_LOCK_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: this.env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      guardNestedConnections: this.env.DB_GUARD_NESTED_CONNECTIONS,
+    };
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

@@ -68,6 +68,49 @@ export class EnvironmentVariables {
   })
   POSTBACK_RETRY_SCHEDULE_SECONDS = '30,120,600,1800,3600,10800,21600,43200,86400';
 
+  /** Most connections the service opens to PostgreSQL (per process). */
+  @Transform(toInteger)
+  @IsInt({ message: 'DB_POOL_SIZE must be a whole number, 1 to 200' })
+  @Min(1, { message: 'DB_POOL_SIZE must be a whole number, 1 to 200' })
+  @Max(200, { message: 'DB_POOL_SIZE must be a whole number, 1 to 200' })
+  DB_POOL_SIZE = 20;
+
+  /** How long a request waits for a free connection before it is answered 503 with Retry-After. */
+  @Transform(toInteger)
+  @IsInt({ message: 'DB_POOL_ACQUIRE_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
+  @Min(100, { message: 'DB_POOL_ACQUIRE_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
+  @Max(60_000, { message: 'DB_POOL_ACQUIRE_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
+  DB_POOL_ACQUIRE_TIMEOUT_MS = 5000;
+
+  /** PostgreSQL statement_timeout of every connection. */
+  @Transform(toInteger)
+  @IsInt({ message: 'DB_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds, 100 to 600000' })
+  @Min(100, { message: 'DB_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds, 100 to 600000' })
+  @Max(600_000, { message: 'DB_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds, 100 to 600000' })
+  DB_STATEMENT_TIMEOUT_MS = 15_000;
+
+  /** PostgreSQL lock_timeout: the longest wait for a row or table lock. */
+  @Transform(toInteger)
+  @IsInt({ message: 'DB_LOCK_TIMEOUT_MS must be a whole number of milliseconds, 100 to 600000' })
+  @Min(100, { message: 'DB_LOCK_TIMEOUT_MS must be a whole number of milliseconds, 100 to 600000' })
+  @Max(600_000, { message: 'DB_LOCK_TIMEOUT_MS must be a whole number of milliseconds, 100 to 600000' })
+  DB_LOCK_TIMEOUT_MS = 5000;
+
+  /** PostgreSQL idle_in_transaction_session_timeout: a transaction left idle this long is ended by the server. */
+  @Transform(toInteger)
+  @IsInt({ message: 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 600000' })
+  @Min(1000, { message: 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 600000' })
+  @Max(600_000, { message: 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 600000' })
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+
+  /**
+   * Development and test aid: a query that would take a second pool connection while the same unit of
+   * work holds one inside a transaction fails at once instead of waiting (the tests run with it on).
+   */
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'DB_GUARD_NESTED_CONNECTIONS must be true or false' })
+  DB_GUARD_NESTED_CONNECTIONS = false;
+
   @Transform(emptyToUndefined)
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',

@@ -1,20 +1,37 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
+import { NestedConnectionGuard } from './nested-connection.guard';
 
+/**
+ * The PostgreSQL pool, with deliberate limits (README, configuration): a bounded pool whose waiters give
+ * up after DB_POOL_ACQUIRE_TIMEOUT_MS (answered 503 with Retry-After), and per-session statement, lock
+ * and idle-in-transaction timeouts so that no burst can leave the pool stuck.
+ */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        type: 'postgres' as const,
-        url: config.databaseUrl,
-        autoLoadEntities: true,
-        synchronize: false,
-        migrationsRun: false,
-        extra: { max: 20 },
-      }),
+      useFactory: (config: AppConfig) => {
+        const db = config.database;
+        return {
+          type: 'postgres' as const,
+          url: config.databaseUrl,
+          autoLoadEntities: true,
+          synchronize: false,
+          migrationsRun: false,
+          extra: {
+            max: db.poolSize,
+            connectionTimeoutMillis: db.acquireTimeoutMs,
+            idleTimeoutMillis: 30_000,
+            statement_timeout: db.statementTimeoutMs,
+            lock_timeout: db.lockTimeoutMs,
+            idle_in_transaction_session_timeout: db.idleInTransactionTimeoutMs,
+          },
+        };
+      },
     }),
   ],
+  providers: [NestedConnectionGuard],
 })
 export class DatabaseModule {}

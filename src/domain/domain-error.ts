@@ -34,6 +34,8 @@ export const ERROR_CODES = [
   'INVALID_STATUS',
   'ALREADY_CANCELLED',
   'ALREADY_PAUSED',
+  // the service is saturated for a moment (no database connection in time): retry after Retry-After
+  'SERVICE_UNAVAILABLE',
   // anything unexpected
   'INTERNAL_ERROR',
 ] as const;

@@ -1,27 +1,6 @@
+import { availableMovement as available, blockedMovement as blocked, LedgerEffect } from './ledger';
 import { Cents, cents } from './money';
 import { SaleEvent } from './sale-status';
-
-/** What a sale's move does to the seller's balance (platform.md §4, spec 3.1). */
-export type SaleLedgerKind =
-  | 'SALE_PAID'
-  | 'RESERVE_RELEASED'
-  | 'MED_OPENED'
-  | 'MED_WON'
-  | 'MED_LOST'
-  | 'CHARGEBACK_OPENED'
-  | 'CHARGEBACK_CONFIRMED'
-  | 'REFUND';
-
-export interface BalanceMovement {
-  account: 'AVAILABLE' | 'BLOCKED';
-  /** Signed: credit positive, debit negative. */
-  amountCents: Cents;
-}
-
-export interface SaleLedgerEffect {
-  kind: SaleLedgerKind;
-  movements: BalanceMovement[];
-}
 
 export interface SaleFunds {
   /** Credited to the seller when paid (amount − systemFee). */
@@ -32,44 +11,51 @@ export interface SaleFunds {
   chargebackFineCents: Cents;
 }
 
-const available = (amount: number): BalanceMovement => ({ account: 'AVAILABLE', amountCents: cents(amount) });
-const blocked = (amount: number): BalanceMovement => ({ account: 'BLOCKED', amountCents: cents(amount) });
+const none = (): null => null;
+const paid = ({ netAmountCents: net, reserveHeldCents: held }: SaleFunds): LedgerEffect => ({
+  kind: 'SALE_PAID',
+  movements: [available(cents(net - held)), blocked(held)],
+});
+const reversal =
+  (kind: 'REFUND' | 'CHARGEBACK_CONFIRMED') =>
+  ({ netAmountCents: net, reserveHeldCents: held }: SaleFunds): LedgerEffect => ({
+    kind,
+    movements: [available(cents(-(net - held))), blocked(cents(-held))],
+  });
 
 /**
- * The balance effect of applying `event` to a sale (the transition table has already allowed it), or
- * null when the move touches no money. Every reversal (refund, confirmed chargeback, lost MED) debits exactly the netAmount that was
- * credited, never twice; fees are not returned.
+ * What each event on a sale does to the seller's balance (platform.md §4, spec 3.1), once the transition
+ * table has allowed it; null when the move touches no money. Keyed by every event, so a new event is a
+ * compile error until its money effect is written here. Every reversal (refund, confirmed chargeback,
+ * lost MED) debits exactly the netAmount that was credited, never twice; fees are not returned.
  */
-export function saleLedgerEffect(event: SaleEvent, funds: SaleFunds): SaleLedgerEffect | null {
-  const net = funds.netAmountCents;
-  const held = funds.reserveHeldCents;
-  switch (event) {
-    case 'PAYMENT_CONFIRMED':
-    case 'ACQUIRER_APPROVED':
-      // First payment (PENDENTE, EM_PROCESSAMENTO, or the FALHA retry): net credited, the reserve held.
-      return { kind: 'SALE_PAID', movements: [available(net - held), blocked(held)] };
-    case 'MED_OPENED':
-      // The disputed net amount moves from available to the reserve (it may take available below zero).
-      return { kind: 'MED_OPENED', movements: [available(-net), blocked(net)] };
-    case 'MED_WON':
-      return { kind: 'MED_WON', movements: [blocked(-net), available(net)] };
-    case 'MED_LOST':
-      // Deducted from the reserve, not again from available.
-      return { kind: 'MED_LOST', movements: [blocked(-net)] };
-    case 'CHARGEBACK_OPENED':
-      return { kind: 'CHARGEBACK_OPENED', movements: [available(-funds.chargebackFineCents)] };
-    case 'CHARGEBACK_CONFIRMED':
-      return { kind: 'CHARGEBACK_CONFIRMED', movements: [available(-(net - held)), blocked(-held)] };
-    case 'REFUNDED':
-      return { kind: 'REFUND', movements: [available(-(net - held)), blocked(-held)] };
-    default:
-      // CHARGEBACK_REVERSED keeps the credit the sale already had (the fine is not returned);
-      // expiry, cancellation, failures, refusals and the move to the acquirer touch no money.
-      return null;
-  }
+export const SALE_LEDGER_EFFECTS: Record<SaleEvent, (funds: SaleFunds) => LedgerEffect | null> = {
+  // First payment (PENDENTE, EM_PROCESSAMENTO, or the FALHA retry): net credited, the reserve held.
+  PAYMENT_CONFIRMED: paid,
+  ACQUIRER_APPROVED: paid,
+  // The disputed net amount moves from available to the reserve (it may take available below zero).
+  MED_OPENED: ({ netAmountCents: net }) => ({ kind: 'MED_OPENED', movements: [available(cents(-net)), blocked(net)] }),
+  MED_WON: ({ netAmountCents: net }) => ({ kind: 'MED_WON', movements: [blocked(cents(-net)), available(net)] }),
+  // Deducted from the reserve, not again from available.
+  MED_LOST: ({ netAmountCents: net }) => ({ kind: 'MED_LOST', movements: [blocked(cents(-net))] }),
+  CHARGEBACK_OPENED: ({ chargebackFineCents: fine }) => ({ kind: 'CHARGEBACK_OPENED', movements: [available(cents(-fine))] }),
+  // A reversed chargeback keeps the credit the sale already had; the fine is not returned.
+  CHARGEBACK_REVERSED: none,
+  CHARGEBACK_CONFIRMED: reversal('CHARGEBACK_CONFIRMED'),
+  REFUNDED: reversal('REFUND'),
+  SENT_TO_ACQUIRER: none,
+  ACQUIRER_REFUSED: none,
+  PROCESSING_FAILED: none,
+  EXPIRED: none,
+  CANCELLED: none,
+};
+
+/** The balance effect of applying `event` to a sale, or null when the move touches no money. */
+export function saleLedgerEffect(event: SaleEvent, funds: SaleFunds): LedgerEffect | null {
+  return SALE_LEDGER_EFFECTS[event](funds);
 }
 
 /** Releasing a card reserve: blocked back to available. */
-export function reserveReleaseEffect(reserveCents: Cents): SaleLedgerEffect {
-  return { kind: 'RESERVE_RELEASED', movements: [blocked(-reserveCents), available(reserveCents)] };
+export function reserveReleaseEffect(reserveCents: Cents): LedgerEffect {
+  return { kind: 'RESERVE_RELEASED', movements: [blocked(cents(-reserveCents)), available(reserveCents)] };
 }

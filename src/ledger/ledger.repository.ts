@@ -2,11 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Cents, cents } from '../domain/money';
+import { BalanceEntity } from './entities/balance.entity';
 import { LedgerEntryEntity } from './entities/ledger-entry.entity';
 
 export interface BalanceRow {
   availableCents: Cents;
   blockedCents: Cents;
+}
+
+export interface BalanceWithDate extends BalanceRow {
+  updatedAt: Date;
 }
 
 export interface BalanceMismatch {
@@ -29,6 +34,18 @@ export class LedgerRepository {
       [sellerId],
     );
     return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
+  }
+
+  /** The seller's balances row, or null when it has none yet (one SELECT, no write). */
+  async findBalance(sellerId: number, manager: EntityManager = this.dataSource.manager): Promise<BalanceWithDate | null> {
+    const row = await manager.getRepository(BalanceEntity).findOneBy({ sellerId });
+    return row && { availableCents: row.availableCents, blockedCents: row.blockedCents, updatedAt: row.updatedAt };
+  }
+
+  /** Creates the seller's zero balance if it is missing, and returns the row. */
+  async createBalance(sellerId: number, manager: EntityManager = this.dataSource.manager): Promise<BalanceWithDate> {
+    await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
+    return (await this.findBalance(sellerId, manager)) as BalanceWithDate;
   }
 
   async append(entries: Array<Partial<LedgerEntryEntity>>, manager: EntityManager): Promise<void> {

@@ -1,42 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Cents } from '../domain/money';
+import { LedgerAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
+import { addCents, Cents } from '../domain/money';
 import { BalanceMismatch, BalanceRow, LedgerRepository } from './ledger.repository';
-
-export type LedgerAccount = 'AVAILABLE' | 'BLOCKED';
-export type LedgerEntryKind =
-  | 'SALE_PAID'
-  | 'RESERVE_RELEASED'
-  | 'MED_OPENED'
-  | 'MED_WON'
-  | 'MED_LOST'
-  | 'CHARGEBACK_OPENED'
-  | 'CHARGEBACK_REVERSED'
-  | 'CHARGEBACK_CONFIRMED'
-  | 'REFUND'
-  | 'CASHOUT_REQUESTED'
-  | 'CASHOUT_COMPLETED'
-  | 'CASHOUT_RETURNED';
-
-export interface LedgerMovement {
-  account: LedgerAccount;
-  /** Signed cents; zero movements are skipped. */
-  amountCents: Cents;
-}
 
 export interface LedgerPosting {
   sellerId: number;
-  kind: LedgerEntryKind;
-  referenceType: 'SALE' | 'WITHDRAWAL';
+  referenceType: LedgerReferenceType;
   referenceId: number;
-  movements: LedgerMovement[];
+  effect: LedgerEffect;
 }
 
-export type BalanceAfter = BalanceRow;
+export type BalanceAfter = Omit<BalanceRow, 'updatedAt'>;
+
+export interface BalanceView {
+  availableCents: Cents;
+  blockedCents: Cents;
+  totalCents: Cents;
+  updatedAt: Date;
+}
 
 /**
- * The only writer of balances: every movement is an append-only entry, and the cached balances row
- * moves by the same amounts in the same transaction, under a row lock.
+ * The owner of the ledger and of the balances table: every movement is an append-only entry, and the
+ * cached balances row moves by the same amounts in the same transaction, under a row lock.
  */
 @Injectable()
 export class LedgerService {
@@ -45,14 +31,14 @@ export class LedgerService {
   /** Inside the caller's transaction: locks the seller's balance, appends the entries, moves the balance. */
   async post(manager: EntityManager, posting: LedgerPosting): Promise<BalanceAfter> {
     const current = await this.ledger.lockBalance(posting.sellerId, manager);
-    const movements = posting.movements.filter((movement) => movement.amountCents !== 0);
+    const movements = posting.effect.movements.filter((movement) => movement.amountCents !== 0);
     if (movements.length === 0) return current;
     await this.ledger.append(
       movements.map((movement) => ({
         sellerId: posting.sellerId,
         account: movement.account,
         amountCents: movement.amountCents,
-        kind: posting.kind,
+        kind: posting.effect.kind,
         referenceType: posting.referenceType,
         referenceId: String(posting.referenceId),
       })),
@@ -65,6 +51,12 @@ export class LedgerService {
   /** The seller's balance, locked until the caller's transaction ends (for checks before a debit). */
   lockBalance(manager: EntityManager, sellerId: number): Promise<BalanceAfter> {
     return this.ledger.lockBalance(sellerId, manager);
+  }
+
+  /** The seller's balance (spec 2.8); a zero one is created when the seller has none. */
+  async balanceOf(sellerId: number, manager?: EntityManager): Promise<BalanceView> {
+    const row = (await this.ledger.findBalance(sellerId, manager)) ?? (await this.ledger.createBalance(sellerId, manager));
+    return { ...row, totalCents: addCents(row.availableCents, row.blockedCents) };
   }
 
   /** Every seller whose cached balance differs from the sum of its entries; empty when all agree. */

@@ -60,9 +60,28 @@ export interface Boleto {
   externalId: string;
 }
 
+export interface ChargeRequest {
+  /** Our idempotency reference: the sale's id. The provider makes at most one charge per reference. */
+  reference: string;
+  token: string;
+  amountCents: Cents;
+  installments: number;
+  kind: ChargeKind;
+}
+
+/**
+ * Every call is made outside any database transaction (style.md): the record it acts for is committed
+ * first with its id as the reference, and the outcome is applied in a second transaction.
+ */
 export interface PaymentProvider {
   tokenizeCard(card: CardDetails): Promise<CardToken>;
-  chargeCard(request: { token: string; amountCents: Cents; installments: number; kind: ChargeKind; reference: number }): Promise<ChargeResult>;
+  /** Idempotent by reference: the same reference again answers the first charge's result and charges nothing more. */
+  chargeCard(request: ChargeRequest): Promise<ChargeResult>;
+  /** The charge made for this reference, or null when the provider never received one (the recovery job asks). */
+  findCharge(reference: string): Promise<ChargeResult | null>;
   createPixCharge(request: PixChargeRequest): Promise<PixCharge>;
   createBoleto(request: BoletoRequest): Promise<Boleto>;
 }
+
+/** The provider reference of a sale's card charge. */
+export const chargeReference = (saleId: number): string => String(saleId);

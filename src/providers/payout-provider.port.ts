@@ -1,18 +1,29 @@
 import { Cents } from '../domain/money';
 import { PixKeyType } from '../domain/pix-key';
 
-/** The payout provider that sends cashouts to PIX keys; `sandbox` is the only adapter so far. */
+/** The payout provider that sends withdrawals to PIX keys; `sandbox` is the only adapter so far. */
 export const PAYOUT_PROVIDER = Symbol('PAYOUT_PROVIDER');
 
 export interface PayoutRequest {
-  withdrawalId: number;
+  /** Our idempotency reference: the withdrawal's id. The provider makes at most one payout per reference. */
+  reference: string;
   /** What reaches the key: the amount less the fees. */
   netAmountCents: Cents;
   pixKey: string;
   pixKeyType: PixKeyType;
 }
 
-export interface PayoutProvider {
-  /** Registers the payout; its outcome comes back later as the provider's callback. */
-  requestPayout(request: PayoutRequest): Promise<{ externalId: string }>;
+export interface PayoutReceipt {
+  externalId: string;
 }
+
+/** Called outside any database transaction, from the payout job (never from the request). */
+export interface PayoutProvider {
+  /** Registers the payout, idempotent by reference; its outcome comes back later as the provider's callback. */
+  requestPayout(request: PayoutRequest): Promise<PayoutReceipt>;
+  /** The payout registered for this reference, or null when the provider never received it. */
+  findPayout(reference: string): Promise<PayoutReceipt | null>;
+}
+
+/** The provider reference of a withdrawal's payout. */
+export const payoutReference = (withdrawalId: number): string => String(withdrawalId);

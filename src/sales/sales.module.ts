@@ -7,6 +7,7 @@ import { ProvidersModule } from '../providers/providers.module';
 import { SellerModule } from '../seller/seller.module';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
+import { SaleTransitionsService } from './sale-transitions.service';
 import { SalesController } from './sales.controller';
 import { SalesRepository } from './sales.repository';
 import { SalesScheduler } from './sales.scheduler';
@@ -15,7 +16,7 @@ import { SalesService } from './sales.service';
 @Module({
   imports: [TypeOrmModule.forFeature([SaleEntity, SaleItemEntity]), SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
   controllers: [SalesController],
-  providers: [SalesService, SalesRepository, SalesScheduler],
-  exports: [SalesService],
+  providers: [SalesService, SaleTransitionsService, SalesRepository, SalesScheduler],
+  exports: [SalesService, SaleTransitionsService],
 })
 export class SalesModule {}

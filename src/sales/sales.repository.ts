@@ -10,10 +10,17 @@ import { SaleEntity } from './entities/sale.entity';
 export class SalesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async insert(sale: Partial<SaleEntity>, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity> {
+  /** A new sale id from the sequence, taken before the provider is asked for the sale's PIX code or boleto. */
+  async nextId(): Promise<number> {
+    const [row]: Array<{ id: string }> = await this.dataSource.query(`SELECT nextval(pg_get_serial_sequence('sales', 'id')) AS id`);
+    return Number(row.id);
+  }
+
+  /** Writes the sale under the id taken by nextId, with its items. */
+  async insert(sale: Partial<SaleEntity> & { id: number }, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity> {
     const sales = manager.getRepository(SaleEntity);
-    const { identifiers } = await sales.insert(sales.create(sale) as QueryDeepPartialEntity<SaleEntity>);
-    const id = identifiers[0].id as number;
+    await sales.insert(sales.create(sale) as QueryDeepPartialEntity<SaleEntity>);
+    const id = sale.id;
     await manager
       .getRepository(SaleItemEntity)
       .insert(items.map((item, position) => ({ ...item, saleId: id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
@@ -33,6 +40,18 @@ export class SalesRepository {
       .where('sale.id = :id', { id })
       .setLock('pessimistic_write')
       .getOne();
+  }
+
+  /** The sales with these ids, locked for this transaction, in id order (one query). */
+  findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SaleEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager
+      .getRepository(SaleEntity)
+      .createQueryBuilder('sale')
+      .where('sale.id IN (:...ids)', { ids })
+      .orderBy('sale.id', 'ASC')
+      .setLock('pessimistic_write')
+      .getMany();
   }
 
   itemsOf(saleId: number, manager: EntityManager = this.dataSource.manager): Promise<SaleItemEntity[]> {
@@ -81,6 +100,26 @@ export class SalesRepository {
           AND reserve_release_due_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
         ORDER BY reserve_release_due_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [now, sellerId, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Ids of card sales EM_PROCESSAMENTO since before `cutoff` that no recovery pass looked at in the last
+   * minute, each leased for a minute (provider_checked_at) so that instances running the job together
+   * never ask the provider about the same sale at once. The lease is committed at once: the provider is
+   * then asked outside any transaction.
+   */
+  async claimStuckInProcessing(cutoff: Date, sellerId: number | null, limit: number): Promise<number[]> {
+    const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
+      `UPDATE sales SET provider_checked_at = now()
+        WHERE id IN (
+          SELECT id FROM sales
+           WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
+             AND (provider_checked_at IS NULL OR provider_checked_at < now() - interval '1 minute')
+           ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id`,
+      [cutoff, sellerId, limit],
     );
     return rows.map((row) => row.id);
   }

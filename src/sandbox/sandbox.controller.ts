@@ -8,7 +8,7 @@ import { AuthenticatedSeller } from '../common/guards/authenticated-seller';
 import { SandboxOnlyGuard } from '../common/guards/sandbox-only.guard';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { TransactionResponse } from '../sales/dto/sale.response';
-import { SalesService } from '../sales/sales.service';
+import { SaleTransitionsService } from '../sales/sale-transitions.service';
 import { CashoutService } from '../cashout/cashout.service';
 import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
 import { CashoutEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
@@ -21,7 +21,7 @@ import { CashoutEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } 
 @UseFilters(TransactionsExceptionFilter)
 export class SandboxController {
   constructor(
-    private readonly sales: SalesService,
+    private readonly sales: SaleTransitionsService,
     private readonly cashouts: CashoutService,
   ) {}
 
@@ -53,11 +53,16 @@ export class SandboxController {
 
   @Post('scheduler/run')
   @HttpCode(200)
-  @ApiOperation({ summary: "Run for this seller what the scheduled jobs would do at `now`: expiries and reserve releases" })
+  @ApiOperation({
+    summary: 'Run for this seller what the scheduled jobs would do at `now`',
+    description: 'PIX and boleto expiry, card reserve releases, card sales left in processing resolved with the provider, unsent payouts sent.',
+  })
   @ApiOkResponse({ type: SchedulerRunResponse })
   @ApiErrorResponses('transactions', ['VALIDATION_ERROR', 'UNAUTHORIZED'])
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
     const now = body.now ? new Date(body.now) : new Date();
-    return { now: now.toISOString(), ...(await this.sales.runDueWork(now, seller.id)) };
+    const sales = await this.sales.runDueWork(now, seller.id);
+    const sentPayouts = await this.cashouts.recoverPayouts(now, seller.id);
+    return { now: now.toISOString(), ...sales, sentPayouts };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { cents } from '../domain/money';
 import { SellerEntity } from './entities/seller.entity';
 
@@ -38,6 +38,11 @@ export class SellerRepository {
 
   findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SellerEntity | null> {
     return manager.getRepository(SellerEntity).findOneBy({ id });
+  }
+
+  findByIds(ids: number[], manager: EntityManager): Promise<SellerEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager.getRepository(SellerEntity).findBy({ id: In(ids) });
   }
 
   /** The sealed postback secret (a column never selected by default). */

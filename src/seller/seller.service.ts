@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiKeysService, KeyPair } from '../auth/api-keys.service';
 import { BalanceService } from '../balance/balance.service';
 import { decryptSecret, encryptSecret, randomToken } from '../common/crypto/secrets';
@@ -117,6 +117,12 @@ export class SellerService {
 
   async feeSchedule(sellerId: number): Promise<FeeSchedule> {
     return this.scheduleOf(await this.require(sellerId));
+  }
+
+  /** The fee schedules of these sellers, read through the caller's transaction (for batch jobs). */
+  async feeSchedulesOf(sellerIds: number[], manager: EntityManager): Promise<Map<number, FeeSchedule>> {
+    const sellers = await this.sellers.findByIds(sellerIds, manager);
+    return new Map(sellers.map((seller) => [seller.id, this.scheduleOf(seller)]));
   }
 
   async update(sellerId: number, input: UpdateSellerInput): Promise<SellerAccountResponse> {

@@ -22,10 +22,9 @@ describe('Ledger (platform.md §4)', () => {
     t.db.transaction((manager) =>
       ledger.post(manager, {
         sellerId: seller.id,
-        kind: 'SALE_PAID',
         referenceType: 'SALE',
         referenceId,
-        movements: [{ account: 'AVAILABLE', amountCents: cents(amount) }],
+        effect: { kind: 'SALE_PAID', movements: [{ account: 'AVAILABLE', amountCents: cents(amount) }] },
       }),
     );
 
@@ -34,7 +33,7 @@ describe('Ledger (platform.md §4)', () => {
     await credit(seller, 500);
     await expect(
       t.db.transaction(async (manager) => {
-        await ledger.post(manager, { sellerId: seller.id, kind: 'REFUND', referenceType: 'SALE', referenceId: 1, movements: [{ account: 'AVAILABLE', amountCents: cents(-300) }] });
+        await ledger.post(manager, { sellerId: seller.id, referenceType: 'SALE', referenceId: 1, effect: { kind: 'REFUND', movements: [{ account: 'AVAILABLE', amountCents: cents(-300) }] } });
         throw new Error('the cause failed');
       }),
     ).rejects.toThrow('the cause failed');
@@ -53,7 +52,7 @@ describe('Ledger (platform.md §4)', () => {
     const seller = await createSeller(t);
     await expect(
       t.db.transaction((manager) =>
-        ledger.post(manager, { sellerId: seller.id, kind: 'MED_LOST', referenceType: 'SALE', referenceId: 1, movements: [{ account: 'BLOCKED', amountCents: cents(-1) }] }),
+        ledger.post(manager, { sellerId: seller.id, referenceType: 'SALE', referenceId: 1, effect: { kind: 'MED_LOST', movements: [{ account: 'BLOCKED', amountCents: cents(-1) }] } }),
       ),
     ).rejects.toThrow(/balances_blocked_non_negative_check/);
     expect(await balanceOf(t, seller)).toEqual({ available: 0, blocked: 0, total: 0 });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** SHA-256 hex digest; private API keys are stored only as this. */
 export function sha256Hex(value: string): string {
@@ -31,4 +31,14 @@ export function decryptSecret(sealed: string, key: Buffer): string {
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/** A key for one purpose derived from the service's master key (HKDF-SHA256), so that purposes never share a key. */
+export function deriveKey(master: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), purpose, 32));
+}
+
+/** HMAC-SHA256 hex digest: a fingerprint that cannot be computed, nor guessed back, without the key. */
+export function hmacHex(key: Buffer, value: string): string {
+  return createHmac('sha256', key).update(value, 'utf8').digest('hex');
 }

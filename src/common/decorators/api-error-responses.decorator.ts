@@ -25,6 +25,7 @@ const SAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   NOT_FOUND: 'Not found',
   RATE_LIMITED: 'Too many requests: slow down and retry after the Retry-After delay',
   INTERNAL_ERROR: 'Internal server error',
+  SERVICE_UNAVAILABLE: 'The service is busy: retry after the Retry-After delay',
   MALFORMED_JSON: 'The request body is not valid JSON',
   PAYLOAD_TOO_LARGE: 'The request body is too large',
   INVALID_ID: 'Invalid id "abc": it must be a positive integer',

@@ -34,6 +34,7 @@ const CASHOUT_BODY_KEY: Record<ErrorCode, 'errorType' | 'error'> = {
   INVALID_STATUS: 'error',
   ALREADY_CANCELLED: 'error',
   ALREADY_PAUSED: 'error',
+  SERVICE_UNAVAILABLE: 'error',
 };
 
 export const renderCashoutError: ErrorBodyRenderer = (context) => {

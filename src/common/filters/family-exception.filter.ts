@@ -6,6 +6,8 @@ import { STATUS_BY_CODE } from './error-status';
 import { toDomainError } from './to-domain-error';
 
 const logger = new Logger('Errors');
+/** Seconds a client is asked to wait after a 503 (the pool frees up within a few statements). */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** Answers any exception with its status and the body shape of one endpoint family. */
 export function respondWithError(exception: unknown, request: Request, response: Response, render: ErrorBodyRenderer): void {
@@ -13,10 +15,13 @@ export function respondWithError(exception: unknown, request: Request, response:
   const error = known ?? new DomainError('INTERNAL_ERROR', INTERNAL_MESSAGE);
   const status = STATUS_BY_CODE[error.code];
   const requestId = String((request as { id?: unknown }).id ?? '');
-  if (status >= 500) {
+  if (error.code === 'SERVICE_UNAVAILABLE') {
+    logger.warn({ err: exception, requestId, method: request.method, path: request.path }, 'Request refused: database busy');
+  } else if (status >= 500) {
     logger.error({ err: exception, requestId, method: request.method, path: request.path }, 'Request failed');
   }
   if (response.headersSent) return;
+  if (error.code === 'SERVICE_UNAVAILABLE') response.setHeader('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
   response.status(status).json(render({ error, status, requestId }));
 }
 

@@ -36,6 +36,9 @@ const HTTP_STATUS_CODES: Record<number, ErrorCode> = {
  */
 export function toDomainError(exception: unknown): DomainError | null {
   if (exception instanceof DomainError) return exception;
+  if (isTransientDatabaseError(exception)) {
+    return new DomainError('SERVICE_UNAVAILABLE', 'The service is busy: retry after the Retry-After delay');
+  }
   if (exception instanceof ThrottlerException) {
     return new DomainError('RATE_LIMITED', 'Too many requests: slow down and retry after the Retry-After delay');
   }
@@ -53,6 +56,20 @@ export function toDomainError(exception: unknown): DomainError | null {
     return new DomainError(code, code === 'NOT_FOUND' ? routeNotFoundMessage(message) : message);
   }
   return null;
+}
+
+/**
+ * PostgreSQL answers that mean "busy now, fine later": no pool connection within
+ * DB_POOL_ACQUIRE_TIMEOUT_MS, a statement or lock timeout, a deadlock or serialization failure, an idle
+ * transaction ended by the server, too many connections. Nothing was committed by the failed request.
+ */
+const TRANSIENT_SQLSTATES = new Set(['57014', '55P03', '40P01', '40001', '25P03', '53300', '57P01']);
+
+export function isTransientDatabaseError(exception: unknown): boolean {
+  if (!(exception instanceof Error)) return false;
+  if (exception.message === 'timeout exceeded when trying to connect') return true;
+  const code = (exception as { code?: unknown }).code;
+  return typeof code === 'string' && TRANSIENT_SQLSTATES.has(code);
 }
 
 function routeNotFoundMessage(message: string): string {

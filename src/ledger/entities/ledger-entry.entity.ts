@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { centsTransformer } from '../../database/bigint-cents.transformer';
+import { LedgerAccount, LedgerEntryKind, LedgerReferenceType } from '../../domain/ledger';
 import { Cents } from '../../domain/money';
 
 /** One movement of money on one of a seller's two accounts. Append-only (a trigger refuses UPDATE and DELETE). */
@@ -12,16 +13,16 @@ export class LedgerEntryEntity {
   sellerId: number;
 
   @Column({ type: 'varchar' })
-  account: 'AVAILABLE' | 'BLOCKED';
+  account: LedgerAccount;
 
   @Column({ name: 'amount_cents', type: 'bigint', transformer: centsTransformer })
   amountCents: Cents;
 
   @Column({ type: 'varchar' })
-  kind: string;
+  kind: LedgerEntryKind;
 
   @Column({ name: 'reference_type', type: 'varchar' })
-  referenceType: 'SALE' | 'WITHDRAWAL';
+  referenceType: LedgerReferenceType;
 
   @Column({ name: 'reference_id', type: 'bigint' })
   referenceId: string;

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { buildBoletoLine } from '../../domain/boleto-line';
 import { detectCardBrand } from '../../domain/card';
 import { buildPixBrCode } from '../../domain/pix-br-code';
@@ -8,7 +10,7 @@ import {
   BoletoRequest,
   CardDetails,
   CardToken,
-  ChargeKind,
+  ChargeRequest,
   ChargeResult,
   PaymentProvider,
   PixCharge,
@@ -43,10 +45,14 @@ const REASONS: Record<Outcome, string | null> = {
 /**
  * The sandbox adapter: no acquirer is called. A card token carries the test card's behaviour
  * (tok_sbx_<first><renewal>_<random>), so charges stay deterministic across restarts without keeping
- * the card number anywhere.
+ * the card number anywhere. Each charge it accepts is recorded by reference in its own table
+ * (sandbox_card_charges): a reference is charged at most once, whichever instance asks, and tests can
+ * count the charges.
  */
 @Injectable()
 export class SandboxPaymentProvider implements PaymentProvider {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
   async tokenizeCard(card: CardDetails): Promise<CardToken> {
     const behaviour = SANDBOX_TEST_CARDS[card.number] ?? { first: 'APPROVED', renewal: 'APPROVED' };
     return {
@@ -56,10 +62,23 @@ export class SandboxPaymentProvider implements PaymentProvider {
     };
   }
 
-  async chargeCard(request: { token: string; kind: ChargeKind; reference: number }): Promise<ChargeResult> {
+  async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
     const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
     const outcome = match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
-    return { outcome, externalId: `sbx_ch_${request.reference}_${randomBytes(6).toString('hex')}`, reason: REASONS[outcome] };
+    await this.dataSource.query(
+      `INSERT INTO sandbox_card_charges (reference, kind, outcome, amount_cents, installments, external_id)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING`,
+      [request.reference, request.kind, outcome, request.amountCents, request.installments, `sbx_ch_${request.reference}_${randomBytes(6).toString('hex')}`],
+    );
+    return (await this.findCharge(request.reference)) as ChargeResult;
+  }
+
+  async findCharge(reference: string): Promise<ChargeResult | null> {
+    const [row]: Array<{ outcome: Outcome; external_id: string }> = await this.dataSource.query(
+      `SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1`,
+      [reference],
+    );
+    return row ? { outcome: row.outcome, externalId: row.external_id, reason: REASONS[row.outcome] } : null;
   }
 
   async createPixCharge(request: PixChargeRequest): Promise<PixCharge> {

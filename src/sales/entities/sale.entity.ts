@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, OneToMany, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { centsTransformer } from '../../database/bigint-cents.transformer';
 import { Cents } from '../../domain/money';
 import { SaleStatus } from '../../domain/sale-status';
@@ -9,7 +9,8 @@ export type ReversalReason = 'REFUNDED' | 'CHARGEBACK_CONFIRMED' | 'MED_LOST';
 
 @Entity({ name: 'sales' })
 export class SaleEntity {
-  @PrimaryGeneratedColumn()
+  /** Taken from the sales_id_seq sequence before the sale is written (SalesRepository.nextId). */
+  @PrimaryColumn({ type: 'integer' })
   id: number;
 
   @Column({ name: 'seller_id', type: 'integer' })

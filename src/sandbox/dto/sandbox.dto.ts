@@ -31,4 +31,6 @@ export class SchedulerRunResponse {
   @ApiProperty({ example: '2026-12-01T12:00:00.000Z' }) now: string;
   @ApiProperty({ example: 2, description: 'PIX and boletos cancelled for expiry' }) expiredSales: number;
   @ApiProperty({ example: 1, description: 'Card reserves released to available' }) releasedReserves: number;
+  @ApiProperty({ example: 0, description: 'Card sales left in processing, resolved by asking the provider' }) recoveredCharges: number;
+  @ApiProperty({ example: 0, description: 'Withdrawals whose payout request had not reached the provider, sent' }) sentPayouts: number;
 }

@@ -15,6 +15,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.LOG_LEVEL = process.env.E2E_LOG_LEVEL ?? 'silent';
   process.env.RATE_LIMIT_RPS = '0';
   process.env.POSTBACK_ALLOW_PRIVATE_NETWORKS = 'true';
+  // Every app of the suite runs on two connections, and a second connection taken inside a transaction
+  // fails the request at once: a unit of work that needs more than one connection cannot pass (issue 8).
+  process.env.DB_POOL_SIZE = process.env.DB_POOL_SIZE ?? '2';
+  process.env.DB_GUARD_NESTED_CONNECTIONS = 'true';
   await prepareDatabase(url.toString());
   describeDatabaseUrl(url.toString()); // fails loudly on a URL the teardown could not drop
 }

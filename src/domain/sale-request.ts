@@ -1,0 +1,91 @@
+import { DomainError, FieldError, RequestValidationError } from './domain-error';
+import { cents } from './money';
+import { SalePaymentMethod } from './sale-status';
+
+/** Smallest sale: R$ 1.00 (platform.md §7: a positive amount below it is 422 MINIMUM_AMOUNT). */
+export const MINIMUM_SALE_CENTS = cents(100);
+/** Boleto due date when the request does not give one (platform.md §7). */
+export const DEFAULT_BOLETO_DAYS = 3;
+
+/** What the rules of a sale request read of it (the validated body of POST /api/sales). */
+export interface SaleRequest {
+  amount: number;
+  paymentMethod: SalePaymentMethod;
+  card?: {
+    number: string;
+    holderName: string;
+    expirationMonth: string;
+    expirationYear: string;
+    cvv: string;
+    installments?: number;
+  };
+  installments?: { number?: number };
+  subscription?: { enabled: boolean };
+}
+
+/** What taking a payment by each method needs the seller to allow. */
+export interface PaymentPermissions {
+  isCreditCardAvailable: boolean;
+  isBoletoAvailable: boolean;
+  isPixAvailable: boolean;
+}
+
+export const isCardMethod = (method: SalePaymentMethod): method is 'CREDIT_CARD' | 'DEBIT_CARD' =>
+  method === 'CREDIT_CARD' || method === 'DEBIT_CARD';
+
+/** The number of installments of a credit card sale: installments.number, or its alias card.installments, or 1. */
+export function installmentsOf(request: SaleRequest): number {
+  return request.installments?.number ?? request.card?.installments ?? 1;
+}
+
+/** Rules across fields that the request's shape cannot say alone (spec 7.1, platform.md §7). */
+export function checkSaleRules(request: SaleRequest, today = new Date()): void {
+  const errors: FieldError[] = [];
+  const creditOnly = 'installments are for CREDIT_CARD sales only';
+  if (request.paymentMethod !== 'CREDIT_CARD') {
+    if (request.installments?.number !== undefined) errors.push({ field: 'installments.number', message: creditOnly });
+    if (request.card?.installments !== undefined) errors.push({ field: 'card.installments', message: creditOnly });
+  }
+  if (request.installments?.number !== undefined && request.card?.installments !== undefined && request.installments.number !== request.card.installments) {
+    errors.push({ field: 'card.installments', message: 'card.installments and installments.number disagree' });
+  }
+  if (request.card && isCardMethod(request.paymentMethod)) {
+    const expiry = Number(request.card.expirationYear) * 12 + Number(request.card.expirationMonth);
+    const current = today.getUTCFullYear() * 12 + today.getUTCMonth() + 1;
+    if (expiry < current) errors.push({ field: 'card.expirationYear', message: 'the card has expired' });
+  }
+  if (request.subscription && request.paymentMethod !== 'CREDIT_CARD' && request.paymentMethod !== 'PIX') {
+    errors.push({ field: 'paymentMethod', message: 'subscriptions are paid by CREDIT_CARD or PIX only' });
+  }
+  if (errors.length > 0) throw new RequestValidationError([], errors);
+  if (request.subscription?.enabled) {
+    throw new DomainError('NOT_SUPPORTED', 'Subscriptions are not available yet: send the sale without subscription.enabled');
+  }
+  if (request.amount < MINIMUM_SALE_CENTS) {
+    throw new DomainError('MINIMUM_AMOUNT', `amount must be at least ${MINIMUM_SALE_CENTS} cents`);
+  }
+}
+
+/** FORBIDDEN when the seller may not take payments by the request's method. */
+export function checkPaymentPermission(method: SalePaymentMethod, permissions: PaymentPermissions): void {
+  const allowed: Record<SalePaymentMethod, boolean> = {
+    PIX: permissions.isPixAvailable,
+    CREDIT_CARD: permissions.isCreditCardAvailable,
+    DEBIT_CARD: permissions.isCreditCardAvailable,
+    BOLETO: permissions.isBoletoAvailable,
+    TRANSFER: true,
+  };
+  if (!allowed[method]) {
+    throw new DomainError('FORBIDDEN', `${method} payments are not enabled for this account`);
+  }
+}
+
+/**
+ * The request as its idempotency fingerprint sees it: the card number and CVV are left out (only the
+ * last four digits stay, so another card is another request). Nothing derived from them is kept.
+ */
+export function withoutCardSecrets<T extends SaleRequest>(request: T): Omit<T, 'card'> & { card?: Record<string, unknown> } {
+  if (!request.card) return request;
+  const { number, cvv: _cvv, ...rest } = request.card;
+  return { ...request, card: { ...rest, lastFour: number.slice(-4) } };
+}

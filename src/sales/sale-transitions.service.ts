@@ -1,0 +1,213 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { addDays } from '../domain/dates';
+import { DomainError } from '../domain/domain-error';
+import { FeeSchedule, saleFees } from '../domain/fees';
+import { Cents, cents } from '../domain/money';
+import { reserveReleaseEffect, saleLedgerEffect } from '../domain/sale-ledger';
+import { nextSaleStatus, SaleEvent } from '../domain/sale-status';
+import { LedgerService } from '../ledger/ledger.service';
+import { NotificationsService } from '../notifications/notifications.service';
+import { chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { SellerService } from '../seller/seller.service';
+import { TransactionResponse } from './dto/sale.response';
+import { ReversalReason, SaleEntity } from './entities/sale.entity';
+import { toTransaction } from './sale.presenter';
+import { SalesRepository } from './sales.repository';
+
+/** Rows one scheduler pass handles per kind of work. */
+const BATCH = 500;
+/**
+ * A card sale still EM_PROCESSAMENTO this long after it was sent to the acquirer was left between its
+ * two commits (a crash, a failed second transaction, a provider that did not answer): the recovery job
+ * asks the provider about it. Longer than any provider call takes.
+ */
+export const CHARGE_RECOVERY_AFTER_MS = 2 * 60 * 1000;
+
+const REVERSAL_REASONS: Partial<Record<SaleEvent, ReversalReason>> = {
+  REFUNDED: 'REFUNDED',
+  CHARGEBACK_CONFIRMED: 'CHARGEBACK_CONFIRMED',
+  MED_LOST: 'MED_LOST',
+};
+
+const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent> = {
+  APPROVED: 'ACQUIRER_APPROVED',
+  REFUSED: 'ACQUIRER_REFUSED',
+  FAILED: 'PROCESSING_FAILED',
+};
+
+export interface SaleDueWorkSummary {
+  expiredSales: number;
+  releasedReserves: number;
+  recoveredCharges: number;
+}
+
+/** What a move needs besides the sale: the clock, and the seller's fees read before or inside the transaction. */
+export interface MoveContext {
+  now: Date;
+  fees: FeeSchedule;
+}
+
+/**
+ * Every change of a sale's status after its creation: provider events, the acquirer's answer, the
+ * scheduled expiry and reserve release, and the recovery of card sales left between their two commits.
+ * `move` is the only code that changes a sale's status, writes its ledger entries and its outbox row.
+ */
+@Injectable()
+export class SaleTransitionsService {
+  private readonly logger = new Logger(SaleTransitionsService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sales: SalesRepository,
+    private readonly sellers: SellerService,
+    private readonly ledger: LedgerService,
+    private readonly notifications: NotificationsService,
+    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+  ) {}
+
+  /**
+   * The one way a sale changes status, inside the caller's transaction: the transition table decides the
+   * next status (or refuses with INVALID_TRANSITION); the first payment fixes the fees; the balance effect
+   * and the postback are written through the same manager. `extra` columns are saved with the move.
+   */
+  async move(manager: EntityManager, sale: SaleEntity, event: SaleEvent, context: MoveContext, extra: Partial<SaleEntity> = {}): Promise<SaleEntity> {
+    const { now, fees: schedule } = context;
+    const next = nextSaleStatus(sale.status, event, sale.paymentMethod);
+    const changes: Partial<SaleEntity> & { status: typeof next } = { ...extra, status: next };
+
+    let netAmountCents = sale.netAmountCents ?? cents(0);
+    let reserveHeldCents: Cents = sale.reserveSettledAt === null ? (sale.reserveAmountCents ?? cents(0)) : cents(0);
+    if (event === 'PAYMENT_CONFIRMED' || event === 'ACQUIRER_APPROVED') {
+      const fees = saleFees(sale.amountCents, sale.paymentMethod, schedule);
+      netAmountCents = fees.netAmountCents;
+      reserveHeldCents = fees.reserveAmountCents;
+      Object.assign(changes, {
+        systemFeeCents: fees.systemFeeCents,
+        netAmountCents: fees.netAmountCents,
+        reserveAmountCents: fees.reserveAmountCents,
+        completedAt: now,
+        reserveReleaseDueAt: fees.reserveAmountCents > 0 ? addDays(now, schedule.cardReserveDays) : null,
+        reserveSettledAt: fees.reserveAmountCents > 0 ? null : now,
+      });
+    }
+    const reversal = REVERSAL_REASONS[event];
+    if (reversal) {
+      changes.reversalReason = reversal;
+      if (reserveHeldCents > 0) changes.reserveSettledAt = now;
+    }
+
+    if (!(await this.sales.updateStatusIfCurrent(sale.id, sale.status, changes, manager))) {
+      throw new DomainError('CONFLICT', `Sale ${sale.id} was changed by another request; retry`);
+    }
+    const moved: SaleEntity = { ...sale, ...changes };
+    const effect = saleLedgerEffect(event, { netAmountCents, reserveHeldCents, chargebackFineCents: schedule.chargebackFineCents });
+    if (effect) {
+      await this.ledger.post(manager, { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: sale.id, effect });
+    }
+    if (sale.postbackUrl) {
+      await this.notifications.enqueueSaleStatusChange(manager, {
+        sellerId: sale.sellerId,
+        resourceId: sale.id,
+        url: sale.postbackUrl,
+        previousStatus: sale.status,
+        status: next,
+        changedAt: now,
+        data: toTransaction(moved, await this.sales.itemsOf(sale.id, manager)),
+      });
+    }
+    return moved;
+  }
+
+  /**
+   * The acquirer's answer to a card sale's charge, in the caller's transaction, on the sale locked by it.
+   * EM_PROCESSAMENTO moves by the answer; a sale the recovery job already marked FALHA is paid by a late
+   * approval (the FALHA retry of spec 3.1); a sale already resolved is left as it is.
+   */
+  async applyCharge(manager: EntityManager, sale: SaleEntity, charge: ChargeResult, context: MoveContext): Promise<SaleEntity> {
+    const extra = { externalTransactionId: charge.externalId };
+    if (sale.status === 'EM_PROCESSAMENTO') return this.move(manager, sale, CHARGE_EVENTS[charge.outcome], context, extra);
+    if (sale.status === 'FALHA' && charge.outcome === 'APPROVED') return this.move(manager, sale, 'PAYMENT_CONFIRMED', context, extra);
+    return sale;
+  }
+
+  /** A provider event (sandbox route): the move of spec 3.1 with its balance effect, in one transaction. */
+  async applyEvent(sellerId: number, saleId: number, event: SaleEvent, now = new Date()): Promise<TransactionResponse> {
+    const fees = await this.sellers.feeSchedule(sellerId);
+    const moved = await this.dataSource.transaction(async (manager) => {
+      const sale = await this.sales.findByIdForUpdate(saleId, manager);
+      assertOwnedSale(sale, sellerId, saleId);
+      const result = await this.move(manager, sale, event, { now, fees });
+      return toTransaction(result, await this.sales.itemsOf(saleId, manager));
+    });
+    return moved;
+  }
+
+  /**
+   * What the scheduled jobs do to sales at `now`, for one seller or (null) for all: PENDENTE PIX and
+   * boletos past their expiry become CANCELADO; card reserves past their holding period go back to
+   * available; card sales left EM_PROCESSAMENTO are resolved by asking the provider.
+   */
+  async runDueWork(now: Date, sellerId: number | null): Promise<SaleDueWorkSummary> {
+    const expiredSales = await this.dataSource.transaction(async (manager) => {
+      const ids = await this.sales.claimExpired(now, sellerId, BATCH, manager);
+      const sales = await this.sales.findByIdsForUpdate(ids, manager);
+      const schedules = await this.sellers.feeSchedulesOf([...new Set(sales.map((sale) => sale.sellerId))], manager);
+      for (const sale of sales) await this.move(manager, sale, 'EXPIRED', { now, fees: schedules.get(sale.sellerId) as FeeSchedule });
+      return sales.length;
+    });
+    const releasedReserves = await this.dataSource.transaction(async (manager) => {
+      const ids = await this.sales.claimReservesDue(now, sellerId, BATCH, manager);
+      const sales = await this.sales.findByIdsForUpdate(ids, manager);
+      let released = 0;
+      for (const sale of sales) {
+        if (!sale.reserveAmountCents) continue;
+        await this.sales.update(sale.id, { reserveSettledAt: now }, manager);
+        await this.ledger.post(manager, { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents) });
+        released += 1;
+      }
+      return released;
+    });
+    const recoveredCharges = await this.recoverCharges(now, sellerId);
+    return { expiredSales, releasedReserves, recoveredCharges };
+  }
+
+  /**
+   * Card sales left EM_PROCESSAMENTO for longer than CHARGE_RECOVERY_AFTER_MS: each is claimed (a short
+   * lease, so several instances never ask twice at once), the provider is asked about its reference
+   * outside any transaction, and the answer applied: the charge it made, or FALHA when it never
+   * received one. Either way the sale ends with at most one charge, and its record in the right state.
+   */
+  async recoverCharges(now: Date, sellerId: number | null): Promise<number> {
+    const ids = await this.sales.claimStuckInProcessing(new Date(now.getTime() - CHARGE_RECOVERY_AFTER_MS), sellerId, BATCH);
+    let recovered = 0;
+    for (const id of ids) {
+      try {
+        const charge = await this.provider.findCharge(chargeReference(id));
+        if (await this.resolveStuckCharge(id, charge, now)) recovered += 1;
+      } catch (error) {
+        this.logger.warn({ err: error, saleId: id }, 'Could not resolve a card sale left in processing; retrying later');
+      }
+    }
+    return recovered;
+  }
+
+  private async resolveStuckCharge(saleId: number, charge: ChargeResult | null, now: Date): Promise<boolean> {
+    const sellerId = (await this.sales.findById(saleId))?.sellerId;
+    if (sellerId === undefined) return false;
+    const fees = await this.sellers.feeSchedule(sellerId);
+    return this.dataSource.transaction(async (manager) => {
+      const sale = await this.sales.findByIdForUpdate(saleId, manager);
+      if (!sale || sale.status !== 'EM_PROCESSAMENTO') return false;
+      if (charge) await this.applyCharge(manager, sale, charge, { now, fees });
+      else await this.move(manager, sale, 'PROCESSING_FAILED', { now, fees });
+      return true;
+    });
+  }
+}
+
+export function assertOwnedSale(sale: SaleEntity | null, sellerId: number, saleId: number): asserts sale is SaleEntity {
+  if (!sale) throw new DomainError('NOT_FOUND', `Sale ${saleId} not found`);
+  if (sale.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Sale ${saleId} belongs to another account`);
+}
