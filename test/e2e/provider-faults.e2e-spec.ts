@@ -1,0 +1,249 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
+import { DataSource } from 'typeorm';
+import { createSeller, TestSeller } from './setup/factories';
+import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
+import { startApp, TestApp } from './setup/test-app';
+
+const MINUTE = 60_000;
+const databaseName = () => new URL(process.env.E2E_DATABASE_URL as string).pathname.slice(1);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value) return value;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Faults around the provider calls (issue 8): the second transaction failing, the provider not
+ * answering, the process dying after the acquirer approved. Faults are made in PostgreSQL (a trigger
+ * that refuses or stalls one sale's outcome) and by killing the process; the provider is the sandbox
+ * adapter, which records every charge and payout it accepts by reference.
+ */
+describe('Provider calls between two commits: faults and recovery (issue 8)', () => {
+  let t: TestApp;
+  let db: DataSource;
+  let seller: TestSeller;
+
+  const charges = async (saleId: number) =>
+    Number((await db.query(`SELECT count(*) AS n FROM sandbox_card_charges WHERE reference = $1`, [String(saleId)]))[0].n);
+  const runScheduler = async (offsetMs: number) =>
+    (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({ now: new Date(Date.now() + offsetMs).toISOString() }).expect(200)).body;
+  const statusOf = async (saleId: number) => (await t.http.get(`/api/transactions/${saleId}`).set(seller.headers).expect(200)).body;
+
+  /** A trigger that makes `statement` (plpgsql) run before every `operation` on `table` whose row matches `when`. */
+  async function withTrigger(name: string, operation: 'INSERT' | 'UPDATE', table: string, when: string, statement: string): Promise<() => Promise<void>> {
+    await db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${statement}; RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER ${name} BEFORE ${operation} ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);
+    return async () => {
+      await db.query(`DROP TRIGGER ${name} ON ${table}`);
+      await db.query(`DROP FUNCTION ${name}()`);
+    };
+  }
+
+  beforeAll(async () => {
+    t = await startApp();
+    db = await new DataSource({ type: 'postgres', url: process.env.E2E_DATABASE_URL, extra: { max: 2 } }).initialize();
+    seller = await createSeller(t);
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await t.close();
+  });
+
+  it('card: the outcome transaction fails after the approval → 201 EM_PROCESSAMENTO, a retry with the key charges nothing more, the recovery job makes it PAGO with one charge', async () => {
+    const drop = await withTrigger(
+      'fault_card_outcome',
+      'UPDATE',
+      'sales',
+      `OLD.status = 'EM_PROCESSAMENTO' AND NEW.status <> OLD.status AND NEW.amount_cents = 4242`,
+      `RAISE EXCEPTION 'injected fault: the outcome transaction fails'`,
+    );
+    const body = saleBody('CREDIT_CARD', { amount: 4242 });
+    let saleId: number;
+    try {
+      const first = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-1').send(body).expect(201);
+      saleId = first.body.sale.id;
+      expect(first.body.sale.status).toBe('EM_PROCESSAMENTO');
+      expect(await charges(saleId)).toBe(1);
+
+      const retry = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-1').send(body).expect(201);
+      expect({ id: retry.body.sale.id, status: retry.body.sale.status, replayed: retry.headers['idempotent-replayed'] }).toEqual({
+        id: saleId,
+        status: 'EM_PROCESSAMENTO',
+        replayed: 'true',
+      });
+      expect(await charges(saleId)).toBe(1);
+    } finally {
+      await drop();
+    }
+
+    expect((await runScheduler(0)).recoveredCharges).toBe(0); // too recent: the request may still be on its way
+    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(1);
+    const sale = await statusOf(saleId);
+    expect(sale.status).toBe('PAGO');
+    expect(sale.externalTransactionId).toMatch(new RegExp(`^sbx_ch_${saleId}_`));
+    expect((await balanceOf(t, seller)).total).toBe(sale.netAmount);
+    expect(await charges(saleId)).toBe(1);
+
+    const later = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-1').send(body).expect(201);
+    expect({ id: later.body.sale.id, status: later.body.sale.status }).toEqual({ id: saleId, status: 'PAGO' });
+    expect(await charges(saleId)).toBe(1);
+    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(0);
+    expect((await balanceOf(t, seller)).total).toBe(sale.netAmount);
+  });
+
+  it('card: the provider never takes the charge → 201 EM_PROCESSAMENTO, and the recovery job finds no charge and makes it FALHA', async () => {
+    const before = await balanceOf(t, seller);
+    const drop = await withTrigger(
+      'fault_acquirer_down',
+      'INSERT',
+      'sandbox_card_charges',
+      `NEW.amount_cents = 4343`,
+      `RAISE EXCEPTION 'injected fault: the acquirer does not answer'`,
+    );
+    let saleId: number;
+    try {
+      const first = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-2').send(saleBody('CREDIT_CARD', { amount: 4343 })).expect(201);
+      saleId = first.body.sale.id;
+      expect(first.body.sale.status).toBe('EM_PROCESSAMENTO');
+    } finally {
+      await drop();
+    }
+    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(1);
+    expect((await statusOf(saleId)).status).toBe('FALHA');
+    expect(await charges(saleId)).toBe(0);
+    expect(await balanceOf(t, seller)).toEqual(before);
+    const retry = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-2').send(saleBody('CREDIT_CARD', { amount: 4343 })).expect(201);
+    expect({ id: retry.body.sale.id, status: retry.body.sale.status }).toEqual({ id: saleId, status: 'FALHA' });
+    expect(await charges(saleId)).toBe(0);
+  });
+
+  it('card: the process dies after the acquirer approved → after a restart the recovery job makes the sale PAGO, with exactly one charge', async () => {
+    const server = createServer().listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    server.close();
+    const drop = await withTrigger(
+      'fault_card_stall',
+      'UPDATE',
+      'sales',
+      `OLD.status = 'EM_PROCESSAMENTO' AND NEW.status <> OLD.status AND NEW.amount_cents = 4444`,
+      `PERFORM pg_sleep(60)`,
+    );
+    let child: ChildProcess | null = null;
+    let output = '';
+    try {
+      child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+        env: { ...process.env, PORT: String(port), DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout?.on('data', (chunk) => (output += chunk));
+      child.stderr?.on('data', (chunk) => (output += chunk));
+      const base = `http://127.0.0.1:${port}`;
+      await until('the service to answer', () => fetch(`${base}/health`).then((r) => r.ok, () => false), 40_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${output}`);
+      });
+
+      const pending = fetch(`${base}/api/sales`, {
+        method: 'POST',
+        headers: { ...seller.headers, 'Content-Type': 'application/json', 'Idempotency-Key': 'fault-card-3' },
+        body: JSON.stringify(saleBody('CREDIT_CARD', { amount: 4444 })),
+      }).catch(() => null);
+      await until('the outcome transaction to stall', async () => {
+        const rows: unknown[] = await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [databaseName()]);
+        return rows.length > 0;
+      });
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      expect(await pending).toBeNull(); // the client never got an answer
+      // PostgreSQL ends the dead client's session (done here at once rather than when it notices).
+      await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [databaseName()]);
+    } finally {
+      if (child && child.exitCode === null) child.kill('SIGKILL');
+      await drop();
+    }
+
+    const [{ id: saleId }] = await db.query(`SELECT id FROM sales WHERE seller_id = $1 AND amount_cents = 4444`, [seller.id]);
+    expect((await statusOf(saleId)).status).toBe('EM_PROCESSAMENTO');
+    expect(await charges(saleId)).toBe(1);
+    const retry = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-3').send(saleBody('CREDIT_CARD', { amount: 4444 })).expect(201);
+    expect({ id: retry.body.sale.id, status: retry.body.sale.status }).toEqual({ id: saleId, status: 'EM_PROCESSAMENTO' });
+
+    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(1);
+    expect((await statusOf(saleId)).status).toBe('PAGO');
+    expect(await charges(saleId)).toBe(1);
+    const entries: Array<{ kind: string }> = await db.query(`SELECT DISTINCT kind FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1`, [saleId]);
+    expect(entries).toEqual([{ kind: 'SALE_PAID' }]);
+  }, 90_000);
+
+  it('payout: the provider accepted it but the withdrawal could not record it → a retry with the key creates nothing, the recovery job records the one payout', async () => {
+    const own = await createSeller(t);
+    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
+    await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED').then((r) => expect(r.status).toBe(200));
+    const funded = await balanceOf(t, own);
+
+    const drop = await withTrigger(
+      'fault_payout_record',
+      'UPDATE',
+      'withdrawals',
+      `OLD.external_id IS NULL AND NEW.external_id IS NOT NULL AND NEW.amount_cents = 12345`,
+      `RAISE EXCEPTION 'injected fault: the payout is not recorded'`,
+    );
+    const body = { amount: 123.45, pixKey: '52998224725', pixKeyType: 'CPF' };
+    let withdrawalId: number;
+    const payouts = async () => Number((await db.query(`SELECT count(*) AS n FROM sandbox_payouts WHERE reference = $1`, [String(withdrawalId)]))[0].n);
+    try {
+      const created = await t.http.post('/api/public/cashout').set(own.headers).set('Idempotency-Key', 'fault-payout-1').send(body).expect(201);
+      withdrawalId = created.body.id;
+      expect(created.body.status).toBe('PENDING');
+      await until('the payout job to reach the provider', async () => (await payouts()) === 1);
+      const [row] = await db.query(`SELECT external_id FROM withdrawals WHERE id = $1`, [withdrawalId]);
+      expect(row.external_id).toBeNull();
+
+      const retry = await t.http.post('/api/public/cashout').set(own.headers).set('Idempotency-Key', 'fault-payout-1').send(body).expect(201);
+      expect(retry.body.id).toBe(withdrawalId);
+      expect(await balanceOf(t, own)).toEqual({ available: funded.available - 12_345, blocked: 12_345, total: funded.total });
+    } finally {
+      await drop();
+    }
+
+    const run = await t.http.post('/api/sandbox/scheduler/run').set(own.headers).send({ now: new Date(Date.now() + 2 * MINUTE).toISOString() }).expect(200);
+    expect(run.body.sentPayouts).toBeLessThanOrEqual(1); // the queue's own retry may have recorded it first
+    const [row] = await db.query(`SELECT external_id FROM withdrawals WHERE id = $1`, [withdrawalId]);
+    expect(row.external_id).toBe(`sbx_po_${withdrawalId}`);
+    expect(await payouts()).toBe(1);
+
+    for (const event of ['PROCESSING', 'COMPLETED']) {
+      await t.http.post(`/api/sandbox/cashouts/${withdrawalId}/events`).set(own.headers).send({ event }).expect(200);
+    }
+    expect(await payouts()).toBe(1);
+    expect(await balanceOf(t, own)).toEqual({ available: funded.available - 12_345, blocked: 0, total: funded.available - 12_345 });
+    const withdrawals: unknown[] = await db.query(`SELECT id FROM withdrawals WHERE seller_id = $1`, [own.id]);
+    expect(withdrawals).toHaveLength(1);
+  });
+
+  it('payout: a withdrawal whose payout never reached the provider is sent by the recovery job, once', async () => {
+    const own = await createSeller(t);
+    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
+    await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED').then((r) => expect(r.status).toBe(200));
+    const drop = await withTrigger('fault_payout_down', 'INSERT', 'sandbox_payouts', `NEW.net_amount_cents = 10800`, `RAISE EXCEPTION 'injected fault: the payout provider is down'`);
+    let withdrawalId: number;
+    try {
+      const created = await t.http.post('/api/public/cashout').set(own.headers).send({ amount: 110, pixKey: '52998224725' }).expect(201);
+      withdrawalId = created.body.id;
+      await sleep(300);
+    } finally {
+      await drop();
+    }
+    expect((await t.http.post('/api/sandbox/scheduler/run').set(own.headers).send({ now: new Date(Date.now() + 2 * MINUTE).toISOString() }).expect(200)).body.sentPayouts).toBeLessThanOrEqual(1);
+    await until('the payout to be recorded', async () => (await db.query(`SELECT external_id FROM withdrawals WHERE id = $1`, [withdrawalId]))[0].external_id);
+    expect(Number((await db.query(`SELECT count(*) AS n FROM sandbox_payouts WHERE reference = $1`, [String(withdrawalId)]))[0].n)).toBe(1);
+  });
+});
