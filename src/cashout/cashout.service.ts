@@ -4,9 +4,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { SettingsService } from '../admin/settings.service';
-import { CASHOUT_MAXIMUM_CENTS, CASHOUT_MINIMUM_CENTS } from '../domain/cashout-limits';
+import { WITHDRAWAL_MAXIMUM_CENTS, WITHDRAWAL_MINIMUM_CENTS } from '../domain/withdrawal-limits';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
-import { cashoutFees } from '../domain/fees';
+import { withdrawalFees } from '../domain/fees';
 import { cents, centsToReaisString, reaisToCents } from '../domain/money';
 import { pixKeyProblem } from '../domain/pix-key';
 import { withdrawalLedgerEffect, withdrawalRequestedEffect } from '../domain/withdrawal-ledger';
@@ -77,15 +77,15 @@ export class CashoutService {
     if (!(await this.settings.current()).apiWithdrawalsEnabled) {
       throw new DomainError('API_WITHDRAWAL_DISABLED_GLOBALLY', 'Cashouts through the API are disabled on the platform for now');
     }
-    const profile = await this.sellers.cashoutProfile(sellerId);
+    const profile = await this.sellers.withdrawalProfile(sellerId);
     if (!profile.transferEnabled) throw new DomainError('TRANSFER_NOT_ALLOWED', 'Cashouts are not enabled for this account');
-    if (amountCents < CASHOUT_MINIMUM_CENTS) {
-      throw new DomainError('MINIMUM_VALUE', `The smallest cashout is ${centsToReaisString(CASHOUT_MINIMUM_CENTS)} reais`);
+    if (amountCents < WITHDRAWAL_MINIMUM_CENTS) {
+      throw new DomainError('MINIMUM_VALUE', `The smallest cashout is ${centsToReaisString(WITHDRAWAL_MINIMUM_CENTS)} reais`);
     }
-    if (amountCents > CASHOUT_MAXIMUM_CENTS) {
-      throw new DomainError('MAXIMUM_VALUE', `The largest cashout is ${centsToReaisString(CASHOUT_MAXIMUM_CENTS)} reais`);
+    if (amountCents > WITHDRAWAL_MAXIMUM_CENTS) {
+      throw new DomainError('MAXIMUM_VALUE', `The largest cashout is ${centsToReaisString(WITHDRAWAL_MAXIMUM_CENTS)} reais`);
     }
-    const fees = cashoutFees(amountCents, profile.fees);
+    const fees = withdrawalFees(amountCents, profile.fees);
     if (fees.totalCents >= amountCents) {
       throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
     }
@@ -160,7 +160,7 @@ export class CashoutService {
 
   /** The payout provider's callback (sandbox route): the move, its balance effect and the webhooks, in one transaction. */
   async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
-    const profile = await this.sellers.cashoutProfile(sellerId);
+    const profile = await this.sellers.withdrawalProfile(sellerId);
     this.assertOwned(await this.withdrawals.findById(id), sellerId, id);
     // The provider can only call back about a payout it has received.
     await this.sendPayout(id);

@@ -1,4 +1,4 @@
-import { cashoutFees, DEFAULT_FEE_SCHEDULE, feeScheduleWith, saleFees } from './fees';
+import { withdrawalFees, DEFAULT_FEE_SCHEDULE, feeScheduleWith, saleFees } from './fees';
 import { cents } from './money';
 
 describe('fees', () => {
@@ -33,7 +33,7 @@ describe('fees', () => {
   });
 
   it('computes cashout fees', () => {
-    expect(cashoutFees(cents(15000), DEFAULT_FEE_SCHEDULE)).toEqual({ fixedCents: 200, variableCents: 0, totalCents: 200 });
-    expect(cashoutFees(cents(15000), feeScheduleWith({ cashoutPercentBps: 100 })).totalCents).toBe(350);
+    expect(withdrawalFees(cents(15000), DEFAULT_FEE_SCHEDULE)).toEqual({ fixedCents: 200, variableCents: 0, totalCents: 200 });
+    expect(withdrawalFees(cents(15000), feeScheduleWith({ cashoutPercentBps: 100 })).totalCents).toBe(350);
   });
 });

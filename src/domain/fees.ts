@@ -84,13 +84,13 @@ export function saleFees(amount: Cents, method: FeeMethod, schedule: FeeSchedule
   return { systemFeeCents, netAmountCents, reserveAmountCents };
 }
 
-export interface CashoutFees {
+export interface WithdrawalFees {
   fixedCents: Cents;
   variableCents: Cents;
   totalCents: Cents;
 }
 
-export function cashoutFees(amount: Cents, schedule: FeeSchedule): CashoutFees {
+export function withdrawalFees(amount: Cents, schedule: FeeSchedule): WithdrawalFees {
   const fixedCents = schedule.cashoutFixedCents;
   const variableCents = percentageOf(amount, schedule.cashoutPercentBps);
   return { fixedCents, variableCents, totalCents: addCents(fixedCents, variableCents) };

@@ -11,7 +11,7 @@ import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleTransitionsService } from '../sales/sale-transitions.service';
 import { CashoutService } from '../cashout/cashout.service';
 import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
-import { CashoutEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
+import { WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 
 /** The sandbox provider's events and the scheduler, for integration tests (platform.md §3). */
 @ApiTags('Sandbox')
@@ -46,7 +46,7 @@ export class SandboxController {
   cashoutEvent(
     @CurrentSeller() seller: AuthenticatedSeller,
     @Param('id', IdParamPipe) id: number,
-    @Body() body: CashoutEventDto,
+    @Body() body: WithdrawalEventDto,
   ): Promise<WithdrawalLookupResponse> {
     return this.cashouts.applyEvent(seller.id, id, body.event);
   }

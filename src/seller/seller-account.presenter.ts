@@ -1,5 +1,5 @@
 import { BalanceView } from '../balance/balance.service';
-import { CASHOUT_MAXIMUM_CENTS, CASHOUT_MINIMUM_CENTS } from '../domain/cashout-limits';
+import { WITHDRAWAL_MAXIMUM_CENTS, WITHDRAWAL_MINIMUM_CENTS } from '../domain/withdrawal-limits';
 import { FeeSchedule } from '../domain/fees';
 import { basisPoints, basisPointsToPercent, centsToReaisString } from '../domain/money';
 import { SellerAccountResponse } from './dto/seller-account.response';
@@ -72,8 +72,8 @@ export function toSellerAccount(
         automaticTransfer: false,
         feeFixedCents: fees.cashoutFixedCents,
         feePercent: basisPointsToPercent(fees.cashoutPercentBps),
-        minimumAmount: centsToReaisString(CASHOUT_MINIMUM_CENTS),
-        maximumAmount: centsToReaisString(CASHOUT_MAXIMUM_CENTS),
+        minimumAmount: centsToReaisString(WITHDRAWAL_MINIMUM_CENTS),
+        maximumAmount: centsToReaisString(WITHDRAWAL_MAXIMUM_CENTS),
       },
       balance: { available: balance.availableCents, updatedAt: balance.updatedAt.toISOString() },
     },

@@ -152,8 +152,8 @@ export class SellerService {
     };
   }
 
-  /** What a cashout needs to know of the seller. */
-  async cashoutProfile(sellerId: number): Promise<{ transferEnabled: boolean; fees: FeeSchedule; user: { id: number; name: string; email: string } }> {
+  /** What a withdrawal needs to know of the seller. */
+  async withdrawalProfile(sellerId: number): Promise<{ transferEnabled: boolean; fees: FeeSchedule; user: { id: number; name: string; email: string } }> {
     const seller = await this.require(sellerId);
     return { transferEnabled: seller.transferEnabled, fees: this.scheduleOf(seller), user: { id: seller.id, name: seller.name, email: seller.email } };
   }

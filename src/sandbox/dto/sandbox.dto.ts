@@ -13,7 +13,7 @@ export class SaleEventDto {
   event: (typeof SANDBOX_SALE_EVENTS)[number];
 }
 
-export class CashoutEventDto {
+export class WithdrawalEventDto {
   @ApiProperty({ enum: WITHDRAWAL_EVENTS, example: 'COMPLETED' })
   @IsDefined()
   @IsIn(WITHDRAWAL_EVENTS, { message: `event must be one of: ${WITHDRAWAL_EVENTS.join(', ')}` })
