@@ -4,7 +4,7 @@ import { FeeSchedule } from '../domain/fees';
 import { basisPoints, basisPointsToPercent, centsToReaisString } from '../domain/money';
 import { SellerAccountResponse } from './dto/seller-account.response';
 import { SellerEntity } from './entities/seller.entity';
-import { RevenueCounters } from './seller.repository';
+import { RevenueCounters } from '../sales/revenue/sales-revenue.service';
 
 /** The seller account of spec 2.9 from its row, balance, revenue and fee schedule. */
 export function toSellerAccount(

@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BalanceModule } from '../balance/balance.module';
+import { SalesRevenueModule } from '../sales/revenue/sales-revenue.module';
 import { SellerEntity } from './entities/seller.entity';
 import { SellerController } from './seller.controller';
 import { SellerRepository } from './seller.repository';
 import { SellerService } from './seller.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([SellerEntity]), BalanceModule],
+  imports: [TypeOrmModule.forFeature([SellerEntity]), BalanceModule, SalesRevenueModule],
   controllers: [SellerController],
   providers: [SellerService, SellerRepository],
   exports: [SellerService],

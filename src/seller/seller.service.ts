@@ -8,6 +8,7 @@ import { AppConfig } from '../config/app-config';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule, FeeScheduleKey, feeScheduleWith } from '../domain/fees';
 import { basisPoints, percentToBasisPoints } from '../domain/money';
+import { SalesRevenueService } from '../sales/revenue/sales-revenue.service';
 import { SellerAccountResponse } from './dto/seller-account.response';
 import { SellerEntity } from './entities/seller.entity';
 import { toSellerAccount } from './seller-account.presenter';
@@ -72,6 +73,7 @@ export class SellerService {
     private readonly sellers: SellerRepository,
     private readonly apiKeys: ApiKeysService,
     private readonly balance: BalanceService,
+    private readonly revenue: SalesRevenueService,
     private readonly config: AppConfig,
   ) {}
 
@@ -111,7 +113,7 @@ export class SellerService {
 
   async account(sellerId: number): Promise<SellerAccountResponse> {
     const seller = await this.require(sellerId);
-    const [balance, revenue] = await Promise.all([this.balance.balanceOf(sellerId), this.sellers.revenueOf(sellerId)]);
+    const [balance, revenue] = await Promise.all([this.balance.balanceOf(sellerId), this.revenue.revenueOf(sellerId)]);
     return toSellerAccount(seller, balance, revenue, this.scheduleOf(seller));
   }
 
