@@ -52,6 +52,8 @@ function messageFor(sale: SaleEntity): string {
       return 'Sale created: the card was refused';
     case 'FALHA':
       return 'Sale created: the payment failed to process';
+    case 'EM_PROCESSAMENTO':
+      return 'Sale created: the card payment is being processed; its outcome comes by postback and lookup';
     default:
       return 'Sale created';
   }

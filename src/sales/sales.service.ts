@@ -115,8 +115,11 @@ export class SalesService {
         const boleto = await this.provider.createBoleto({ amountCents, dueDate: due.dueDate, reference: saleId });
         return { ...none, boletoCode: boleto.code, externalTransactionId: boleto.externalId, expiresAt: due.expiresAt };
       }
-      default:
+      case 'TRANSFER':
         return { ...none, externalTransactionId: `trf_${saleId}` };
+      case 'CREDIT_CARD':
+      case 'DEBIT_CARD':
+        throw new Error('A card sale is charged (createCardSale), not issued a payment document');
     }
   }
 
