@@ -13,23 +13,25 @@ export class AddProviderReferences1795370000000 implements MigrationInterface {
     await queryRunner.query(`
       CREATE TABLE sandbox_card_charges (
         reference     varchar(64) PRIMARY KEY,
-        kind          varchar(10) NOT NULL,
+        kind          varchar(10),
         outcome       varchar(10) NOT NULL,
-        amount_cents  bigint NOT NULL,
-        installments  smallint NOT NULL,
+        amount_cents  bigint,
+        installments  smallint,
         external_id   varchar(64) NOT NULL,
         created_at    timestamptz NOT NULL DEFAULT now(),
-        CONSTRAINT sandbox_card_charges_kind_check CHECK (kind IN ('FIRST', 'RENEWAL')),
-        CONSTRAINT sandbox_card_charges_outcome_check CHECK (outcome IN ('APPROVED', 'REFUSED', 'FAILED')),
-        CONSTRAINT sandbox_card_charges_amount_check CHECK (amount_cents > 0)
+        CONSTRAINT sandbox_card_charges_outcome_check CHECK (outcome IN ('APPROVED', 'REFUSED', 'FAILED', 'VOIDED')),
+        CONSTRAINT sandbox_card_charges_charge_check CHECK (
+          outcome = 'VOIDED' OR (kind IN ('FIRST', 'RENEWAL') AND amount_cents > 0 AND installments BETWEEN 1 AND 12))
       )`);
     await queryRunner.query(`
       CREATE TABLE sandbox_payouts (
         reference         varchar(64) PRIMARY KEY,
-        net_amount_cents  bigint NOT NULL,
-        pix_key_type      varchar(6) NOT NULL,
+        status            varchar(10) NOT NULL,
+        net_amount_cents  bigint,
+        pix_key_type      varchar(6),
         external_id       varchar(64) NOT NULL,
         created_at        timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT sandbox_payouts_status_check CHECK (status IN ('ACCEPTED', 'CANCELLED')),
         CONSTRAINT sandbox_payouts_amount_check CHECK (net_amount_cents >= 0)
       )`);
 

@@ -29,19 +29,21 @@ export class CashoutRepository {
   }
 
   /**
-   * Ids of PENDING withdrawals created before `cutoff` whose payout was never sent, each leased for a
-   * minute (provider_checked_at) so that instances running the job together do not send it at once.
+   * Ids of PENDING withdrawals older than `ageSeconds` by the database's clock whose payout was never
+   * recorded as sent, each leased for a minute (provider_checked_at) so that instances running the job
+   * together do not send it at once.
    */
-  async claimUnsentPayouts(cutoff: Date, sellerId: number | null, limit: number): Promise<number[]> {
+  async claimUnsentPayouts(ageSeconds: number, sellerId: number | null, limit: number): Promise<number[]> {
     const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
       `UPDATE withdrawals SET provider_checked_at = now()
         WHERE id IN (
           SELECT id FROM withdrawals
-           WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
+           WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= now() - make_interval(secs => $1)
+             AND ($2::int IS NULL OR seller_id = $2)
              AND (provider_checked_at IS NULL OR provider_checked_at < now() - interval '1 minute')
            ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
         RETURNING id`,
-      [cutoff, sellerId, limit],
+      [ageSeconds, sellerId, limit],
     );
     return rows.map((row) => row.id);
   }

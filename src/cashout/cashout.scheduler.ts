@@ -19,7 +19,7 @@ export class CashoutScheduler {
     if (this.running) return;
     this.running = true;
     try {
-      const sent = await this.cashouts.recoverPayouts(new Date(), null);
+      const sent = await this.cashouts.recoverPayouts(null);
       if (sent > 0) this.logger.log({ sent }, 'Unsent payouts sent');
     } catch (error) {
       this.logger.error({ err: error }, 'Payout recovery failed');

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { SettingsService } from '../admin/settings.service';
+import { AppConfig } from '../config/app-config';
 import { WITHDRAWAL_MAXIMUM_CENTS, WITHDRAWAL_MINIMUM_CENTS } from '../domain/withdrawal-limits';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { withdrawalFees } from '../domain/fees';
@@ -14,7 +15,7 @@ import { nextWithdrawalStatus, WithdrawalEvent, WithdrawalStatus } from '../doma
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { PAYOUT_PROVIDER, PayoutProvider, payoutReference } from '../providers/payout-provider.port';
+import { PAYOUT_PROVIDER, PayoutProvider, payoutReference, PayoutRefusedError } from '../providers/payout-provider.port';
 import { SellerService } from '../seller/seller.service';
 import { CashoutRepository } from './cashout.repository';
 import { CreateCashoutDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
@@ -23,8 +24,6 @@ import { toWithdrawal, toWithdrawalLookup, toWithdrawalWebhook } from './withdra
 
 export const PAYOUTS_QUEUE = 'payouts';
 export const REQUEST_PAYOUT_JOB = 'request-payout';
-/** A PENDING withdrawal whose payout request has not reached the provider after this long is sent by the recovery job. */
-export const PAYOUT_RECOVERY_AFTER_MS = 60 * 1000;
 const RECOVERY_BATCH = 500;
 
 /** Statuses the withdrawal webhook announces (spec 6.2). */
@@ -57,6 +56,7 @@ export class CashoutService {
     private readonly notifications: NotificationsService,
     @Inject(PAYOUT_PROVIDER) private readonly payouts: PayoutProvider,
     @InjectQueue(PAYOUTS_QUEUE) private readonly payoutQueue: Queue,
+    private readonly config: AppConfig,
   ) {
     this.payoutQueue.on('error', (error: Error) => this.logger.warn({ err: error }, 'Payouts queue cannot reach Redis'));
   }
@@ -131,21 +131,31 @@ export class CashoutService {
   /**
    * The payout job: asks the provider to pay out a PENDING withdrawal not yet sent, outside any
    * transaction, with the withdrawal's id as reference (the provider pays a reference at most once), then
-   * records the provider's id. Safe to run twice, from the queue and from the recovery job at once.
+   * records the provider's id. Safe to run twice, from the queue and from the recovery job at once. A
+   * reference the provider refuses for good (it was cancelled) makes the withdrawal FAILED, its amount
+   * returned to available.
    */
   async sendPayout(withdrawalId: number): Promise<void> {
     const withdrawal = await this.withdrawals.findById(withdrawalId);
     if (!withdrawal || withdrawal.status !== 'PENDING' || withdrawal.externalId !== null) return;
     const reference = payoutReference(withdrawal.id);
-    const receipt =
-      (await this.payouts.findPayout(reference)) ??
-      (await this.payouts.requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }));
-    await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
+    try {
+      const receipt =
+        (await this.payouts.findPayout(reference)) ??
+        (await this.payouts.requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }));
+      await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
+    } catch (error) {
+      if (!(error instanceof PayoutRefusedError)) throw error;
+      this.logger.warn({ err: error, withdrawalId }, 'The payout provider refused the payout; the withdrawal is rejected');
+      await this.move(withdrawal.sellerId, withdrawal.id, 'REJECTED').catch((moveError: unknown) => {
+        if (!(moveError instanceof DomainError)) throw moveError; // already moved by someone else
+      });
+    }
   }
 
-  /** PENDING withdrawals whose payout was never sent (a crash, Redis down): sent now. Returns how many. */
-  async recoverPayouts(now: Date, sellerId: number | null): Promise<number> {
-    const ids = await this.withdrawals.claimUnsentPayouts(new Date(now.getTime() - PAYOUT_RECOVERY_AFTER_MS), sellerId, RECOVERY_BATCH);
+  /** PENDING withdrawals whose payout was never recorded as sent (a crash, Redis down): sent now. Returns how many. */
+  async recoverPayouts(sellerId: number | null): Promise<number> {
+    const ids = await this.withdrawals.claimUnsentPayouts(this.config.providerRecoveryAfterSeconds, sellerId, RECOVERY_BATCH);
     let sent = 0;
     for (const id of ids) {
       try {
@@ -158,13 +168,27 @@ export class CashoutService {
     return sent;
   }
 
-  /** The payout provider's callback (sandbox route): the move, its balance effect and the webhooks, in one transaction. */
+  /**
+   * The payout provider's callback (sandbox route). The move is checked first (409 changes nothing).
+   * The provider can only process or complete a payout it has received, so an unsent one is sent
+   * first; a cancellation or rejection of a payout not recorded as sent cancels its reference at the
+   * provider first, so a payout job still on its way is refused instead of paid.
+   */
   async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
+    const current = await this.withdrawals.findById(id);
+    this.assertOwned(current, sellerId, id);
+    nextWithdrawalStatus(current.status, event);
+    if (current.externalId === null) {
+      if (event === 'PROCESSING' || event === 'COMPLETED') await this.sendPayout(id);
+      else await this.payouts.cancelPayout(payoutReference(id));
+    }
+    return toWithdrawalLookup(await this.move(sellerId, id, event));
+  }
+
+  /** The move of a withdrawal with its balance effect and webhooks, in one transaction. */
+  private async move(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalEntity> {
     const profile = await this.sellers.withdrawalProfile(sellerId);
-    this.assertOwned(await this.withdrawals.findById(id), sellerId, id);
-    // The provider can only call back about a payout it has received.
-    await this.sendPayout(id);
-    const moved = await this.dataSource.transaction(async (manager) => {
+    return this.dataSource.transaction(async (manager) => {
       const withdrawal = await this.withdrawals.findByIdForUpdate(id, manager);
       this.assertOwned(withdrawal, sellerId, id);
       const next = nextWithdrawalStatus(withdrawal.status, event);
@@ -180,7 +204,6 @@ export class CashoutService {
       }
       return after;
     });
-    return toWithdrawalLookup(moved);
   }
 
   /** After the commit, not awaited: a Redis outage must not hold the request; the recovery job covers a lost job. */

@@ -63,6 +63,10 @@ export class AppConfig {
       guardNestedConnections: this.env.DB_GUARD_NESTED_CONNECTIONS,
     };
   }
+  /** Age (real clock) after which a record left between its two commits is resolved with the provider. */
+  get providerRecoveryAfterSeconds(): number {
+    return this.env.PROVIDER_RECOVERY_AFTER_SECONDS;
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

@@ -104,6 +104,16 @@ export class EnvironmentVariables {
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
   /**
+   * A card sale left EM_PROCESSAMENTO, or a withdrawal whose payout was not recorded as sent, this long
+   * (real clock) is resolved by the recovery job with the provider. Longer than any provider call takes.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Min(1, { message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Max(86_400, { message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
+  PROVIDER_RECOVERY_AFTER_SECONDS = 120;
+
+  /**
    * Development and test aid: a query that would take a second pool connection while the same unit of
    * work holds one inside a transaction fails at once instead of waiting (the tests run with it on).
    */

@@ -79,6 +79,12 @@ export interface PaymentProvider {
   chargeCard(request: ChargeRequest): Promise<ChargeResult>;
   /** The charge made for this reference, or null when the provider never received one (the recovery job asks). */
   findCharge(reference: string): Promise<ChargeResult | null>;
+  /**
+   * Closes a reference the provider has no charge for, so that a charge still on its way is refused
+   * (answered FAILED) instead of made. Answers null when the reference is now void, or the charge the
+   * provider made first. Idempotent.
+   */
+  voidCharge(reference: string): Promise<ChargeResult | null>;
   createPixCharge(request: PixChargeRequest): Promise<PixCharge>;
   createBoleto(request: BoletoRequest): Promise<Boleto>;
 }

@@ -17,12 +17,25 @@ export interface PayoutReceipt {
   externalId: string;
 }
 
+/** The provider refuses to pay out this reference (it was cancelled or rejected): retrying will not help. */
+export class PayoutRefusedError extends Error {
+  constructor(readonly reference: string, reason: string) {
+    super(`Payout ${reference} refused: ${reason}`);
+    this.name = 'PayoutRefusedError';
+  }
+}
+
 /** Called outside any database transaction, from the payout job (never from the request). */
 export interface PayoutProvider {
-  /** Registers the payout, idempotent by reference; its outcome comes back later as the provider's callback. */
+  /**
+   * Registers the payout, idempotent by reference; its outcome comes back later as the provider's
+   * callback. PayoutRefusedError when the reference was cancelled.
+   */
   requestPayout(request: PayoutRequest): Promise<PayoutReceipt>;
   /** The payout registered for this reference, or null when the provider never received it. */
   findPayout(reference: string): Promise<PayoutReceipt | null>;
+  /** Cancels the payout of this reference before it is paid out; a later request for it is refused. Idempotent. */
+  cancelPayout(reference: string): Promise<void>;
 }
 
 /** The provider reference of a withdrawal's payout. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config';
 import { addDays } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule, saleFees } from '../domain/fees';
@@ -18,12 +19,6 @@ import { SalesRepository } from './sales.repository';
 
 /** Rows one scheduler pass handles per kind of work. */
 const BATCH = 500;
-/**
- * A card sale still EM_PROCESSAMENTO this long after it was sent to the acquirer was left between its
- * two commits (a crash, a failed second transaction, a provider that did not answer): the recovery job
- * asks the provider about it. Longer than any provider call takes.
- */
-export const CHARGE_RECOVERY_AFTER_MS = 2 * 60 * 1000;
 
 const REVERSAL_REASONS: Partial<Record<SaleEvent, ReversalReason>> = {
   REFUNDED: 'REFUNDED',
@@ -65,6 +60,7 @@ export class SaleTransitionsService {
     private readonly ledger: LedgerService,
     private readonly notifications: NotificationsService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -147,7 +143,8 @@ export class SaleTransitionsService {
   /**
    * What the scheduled jobs do to sales at `now`, for one seller or (null) for all: PENDENTE PIX and
    * boletos past their expiry become CANCELADO; card reserves past their holding period go back to
-   * available; card sales left EM_PROCESSAMENTO are resolved by asking the provider.
+   * available; card sales left EM_PROCESSAMENTO are resolved with the provider (by the real clock,
+   * whatever `now` says: a caller cannot hurry the recovery of a charge that may still be on its way).
    */
   async runDueWork(now: Date, sellerId: number | null): Promise<SaleDueWorkSummary> {
     const expiredSales = await this.dataSource.transaction(async (manager) => {
@@ -169,23 +166,25 @@ export class SaleTransitionsService {
       }
       return released;
     });
-    const recoveredCharges = await this.recoverCharges(now, sellerId);
+    const recoveredCharges = await this.recoverCharges(sellerId);
     return { expiredSales, releasedReserves, recoveredCharges };
   }
 
   /**
-   * Card sales left EM_PROCESSAMENTO for longer than CHARGE_RECOVERY_AFTER_MS: each is claimed (a short
-   * lease, so several instances never ask twice at once), the provider is asked about its reference
-   * outside any transaction, and the answer applied: the charge it made, or FALHA when it never
-   * received one. Either way the sale ends with at most one charge, and its record in the right state.
+   * Card sales left EM_PROCESSAMENTO for longer than PROVIDER_RECOVERY_AFTER_SECONDS: each is claimed (a
+   * short lease, so several instances never ask twice at once), and the provider is asked about its
+   * reference outside any transaction: the charge it made is applied; when it has none, the reference
+   * is voided first (a charge still on its way is then refused, never made) and the sale becomes FALHA.
+   * Either way the sale ends with at most one charge, and its record in the right state.
    */
-  async recoverCharges(now: Date, sellerId: number | null): Promise<number> {
-    const ids = await this.sales.claimStuckInProcessing(new Date(now.getTime() - CHARGE_RECOVERY_AFTER_MS), sellerId, BATCH);
+  async recoverCharges(sellerId: number | null): Promise<number> {
+    const ids = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH);
     let recovered = 0;
     for (const id of ids) {
       try {
-        const charge = await this.provider.findCharge(chargeReference(id));
-        if (await this.resolveStuckCharge(id, charge, now)) recovered += 1;
+        const reference = chargeReference(id);
+        const charge = (await this.provider.findCharge(reference)) ?? (await this.provider.voidCharge(reference));
+        if (await this.resolveStuckCharge(id, charge, new Date())) recovered += 1;
       } catch (error) {
         this.logger.warn({ err: error, saleId: id }, 'Could not resolve a card sale left in processing; retrying later');
       }

@@ -105,21 +105,21 @@ export class SalesRepository {
   }
 
   /**
-   * Ids of card sales EM_PROCESSAMENTO since before `cutoff` that no recovery pass looked at in the last
-   * minute, each leased for a minute (provider_checked_at) so that instances running the job together
-   * never ask the provider about the same sale at once. The lease is committed at once: the provider is
-   * then asked outside any transaction.
+   * Ids of card sales EM_PROCESSAMENTO for more than `ageSeconds` by the database's clock (never a
+   * caller's), that no recovery pass looked at in the last minute, each leased for a minute
+   * (provider_checked_at) so that instances running the job together never ask the provider about the
+   * same sale at once. The lease is committed at once: the provider is then asked outside any transaction.
    */
-  async claimStuckInProcessing(cutoff: Date, sellerId: number | null, limit: number): Promise<number[]> {
+  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number): Promise<number[]> {
     const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
       `UPDATE sales SET provider_checked_at = now()
         WHERE id IN (
           SELECT id FROM sales
-           WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
+           WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= now() - make_interval(secs => $1) AND ($2::int IS NULL OR seller_id = $2)
              AND (provider_checked_at IS NULL OR provider_checked_at < now() - interval '1 minute')
            ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED)
         RETURNING id`,
-      [cutoff, sellerId, limit],
+      [ageSeconds, sellerId, limit],
     );
     return rows.map((row) => row.id);
   }

@@ -167,8 +167,13 @@ export class SalesService {
       return { status: 201, body, replayed: false };
     } catch (error) {
       this.logger.error({ err: error, saleId: opened.id }, 'Card charge answered but its outcome was not saved; the recovery job will apply it');
-      return { status: 201, body: toCreateSaleResponse(opened, null), replayed: false };
+      return { status: 201, body: toCreateSaleResponse(await this.currentOr(opened), null), replayed: false };
     }
+  }
+
+  /** The sale as it is now (another path may have moved it), or `fallback` when it cannot be read. */
+  private async currentOr(fallback: SaleEntity): Promise<SaleEntity> {
+    return (await this.sales.findById(fallback.id).catch(() => null)) ?? fallback;
   }
 
   /** A key used before: its saved answer, or (first request between its commits) the sale as it is now. */

@@ -62,7 +62,7 @@ export class SandboxController {
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
     const now = body.now ? new Date(body.now) : new Date();
     const sales = await this.sales.runDueWork(now, seller.id);
-    const sentPayouts = await this.cashouts.recoverPayouts(now, seller.id);
+    const sentPayouts = await this.cashouts.recoverPayouts(seller.id);
     return { now: now.toISOString(), ...sales, sentPayouts };
   }
 }

@@ -6,7 +6,8 @@ import { createSeller, TestSeller } from './setup/factories';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
-const MINUTE = 60_000;
+/** The recovery job's age threshold in these tests (PROVIDER_RECOVERY_AFTER_SECONDS), by the real clock. */
+const RECOVERY_AFTER_SECONDS = 2;
 const databaseName = () => new URL(process.env.E2E_DATABASE_URL as string).pathname.slice(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -31,10 +32,14 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   let db: DataSource;
   let seller: TestSeller;
 
+  /** Charges the sandbox acquirer made for the sale (a voided reference is not a charge). */
   const charges = async (saleId: number) =>
-    Number((await db.query(`SELECT count(*) AS n FROM sandbox_card_charges WHERE reference = $1`, [String(saleId)]))[0].n);
-  const runScheduler = async (offsetMs: number) =>
-    (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({ now: new Date(Date.now() + offsetMs).toISOString() }).expect(200)).body;
+    Number((await db.query(`SELECT count(*) AS n FROM sandbox_card_charges WHERE reference = $1 AND outcome <> 'VOIDED'`, [String(saleId)]))[0].n);
+  /** The scheduled jobs for `who`; `aged` first waits until what was left behind is old enough for the recovery job. */
+  const runScheduler = async (aged: boolean, who: TestSeller = seller) => {
+    if (aged) await sleep(RECOVERY_AFTER_SECONDS * 1000 + 200);
+    return (await t.http.post('/api/sandbox/scheduler/run').set(who.headers).send({}).expect(200)).body;
+  };
   const statusOf = async (saleId: number) => (await t.http.get(`/api/transactions/${saleId}`).set(seller.headers).expect(200)).body;
 
   /** A trigger that makes `statement` (plpgsql) run before every `operation` on `table` whose row matches `when`. */
@@ -48,7 +53,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   }
 
   beforeAll(async () => {
-    t = await startApp();
+    t = await startApp({ PROVIDER_RECOVERY_AFTER_SECONDS: String(RECOVERY_AFTER_SECONDS) });
     db = await new DataSource({ type: 'postgres', url: process.env.E2E_DATABASE_URL, extra: { max: 2 } }).initialize();
     seller = await createSeller(t);
   });
@@ -84,8 +89,8 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
       await drop();
     }
 
-    expect((await runScheduler(0)).recoveredCharges).toBe(0); // too recent: the request may still be on its way
-    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(1);
+    expect((await runScheduler(false)).recoveredCharges).toBe(0); // too recent: the request may still be on its way
+    expect((await runScheduler(true)).recoveredCharges).toBeLessThanOrEqual(1); // the every-minute job may have done it first
     const sale = await statusOf(saleId);
     expect(sale.status).toBe('PAGO');
     expect(sale.externalTransactionId).toMatch(new RegExp(`^sbx_ch_${saleId}_`));
@@ -95,7 +100,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     const later = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-1').send(body).expect(201);
     expect({ id: later.body.sale.id, status: later.body.sale.status }).toEqual({ id: saleId, status: 'PAGO' });
     expect(await charges(saleId)).toBe(1);
-    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(0);
+    expect((await runScheduler(true)).recoveredCharges).toBe(0);
     expect((await balanceOf(t, seller)).total).toBe(sale.netAmount);
   });
 
@@ -116,9 +121,11 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     } finally {
       await drop();
     }
-    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(1);
+    expect((await runScheduler(true)).recoveredCharges).toBeLessThanOrEqual(1); // the every-minute job may have done it first
     expect((await statusOf(saleId)).status).toBe('FALHA');
     expect(await charges(saleId)).toBe(0);
+    const [voided] = await db.query(`SELECT outcome FROM sandbox_card_charges WHERE reference = $1`, [String(saleId)]);
+    expect(voided).toEqual({ outcome: 'VOIDED' }); // a charge still on its way would now be refused
     expect(await balanceOf(t, seller)).toEqual(before);
     const retry = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-2').send(saleBody('CREDIT_CARD', { amount: 4343 })).expect(201);
     expect({ id: retry.body.sale.id, status: retry.body.sale.status }).toEqual({ id: saleId, status: 'FALHA' });
@@ -176,7 +183,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     const retry = await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-3').send(saleBody('CREDIT_CARD', { amount: 4444 })).expect(201);
     expect({ id: retry.body.sale.id, status: retry.body.sale.status }).toEqual({ id: saleId, status: 'EM_PROCESSAMENTO' });
 
-    expect((await runScheduler(3 * MINUTE)).recoveredCharges).toBe(1);
+    expect((await runScheduler(true)).recoveredCharges).toBeLessThanOrEqual(1); // the every-minute job may have done it first
     expect((await statusOf(saleId)).status).toBe('PAGO');
     expect(await charges(saleId)).toBe(1);
     const entries: Array<{ kind: string }> = await db.query(`SELECT DISTINCT kind FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1`, [saleId]);
@@ -214,8 +221,8 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
       await drop();
     }
 
-    const run = await t.http.post('/api/sandbox/scheduler/run').set(own.headers).send({ now: new Date(Date.now() + 2 * MINUTE).toISOString() }).expect(200);
-    expect(run.body.sentPayouts).toBeLessThanOrEqual(1); // the queue's own retry may have recorded it first
+    const run = await runScheduler(true, own);
+    expect(run.sentPayouts).toBeLessThanOrEqual(1); // the queue's own retry may have recorded it first
     const [row] = await db.query(`SELECT external_id FROM withdrawals WHERE id = $1`, [withdrawalId]);
     expect(row.external_id).toBe(`sbx_po_${withdrawalId}`);
     expect(await payouts()).toBe(1);
@@ -242,8 +249,56 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     } finally {
       await drop();
     }
-    expect((await t.http.post('/api/sandbox/scheduler/run').set(own.headers).send({ now: new Date(Date.now() + 2 * MINUTE).toISOString() }).expect(200)).body.sentPayouts).toBeLessThanOrEqual(1);
+    expect((await runScheduler(true, own)).sentPayouts).toBeLessThanOrEqual(1);
     await until('the payout to be recorded', async () => (await db.query(`SELECT external_id FROM withdrawals WHERE id = $1`, [withdrawalId]))[0].external_id);
     expect(Number((await db.query(`SELECT count(*) AS n FROM sandbox_payouts WHERE reference = $1`, [String(withdrawalId)]))[0].n)).toBe(1);
   });
+  it('card: the recovery job runs while the charge is still on its way → the reference is voided first, the late charge is refused, the sale ends FALHA with no charge', async () => {
+    const before = await balanceOf(t, seller);
+    const drop = await withTrigger('fault_acquirer_slow', 'INSERT', 'sandbox_card_charges', `NEW.amount_cents = 4545`, `PERFORM pg_sleep(5)`);
+    try {
+      const pending = t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'fault-card-4').send(saleBody('CREDIT_CARD', { amount: 4545 }));
+      const response = pending.then((r) => r); // start the request now
+      await until('the charge to be on its way', async () => {
+        const rows: unknown[] = await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [databaseName()]);
+        return rows.length > 0;
+      });
+      expect((await runScheduler(true)).recoveredCharges).toBeLessThanOrEqual(1); // the every-minute job may have done it first
+      const [{ id: saleId }] = await db.query(`SELECT id FROM sales WHERE seller_id = $1 AND amount_cents = 4545`, [seller.id]);
+      expect((await statusOf(saleId)).status).toBe('FALHA');
+
+      const answer = await response;
+      expect({ status: answer.status, sale: answer.body.sale.status }).toEqual({ status: 201, sale: 'FALHA' });
+      expect(await charges(saleId)).toBe(0);
+      expect((await statusOf(saleId)).status).toBe('FALHA');
+      expect(await balanceOf(t, seller)).toEqual(before);
+    } finally {
+      await drop();
+    }
+  }, 30_000);
+
+  it('payout: a withdrawal cancelled before its payout reached the provider is never paid out, and its amount comes back', async () => {
+    const own = await createSeller(t);
+    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
+    await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED').then((r) => expect(r.status).toBe(200));
+    const funded = await balanceOf(t, own);
+    const drop = await withTrigger('fault_payout_down_2', 'INSERT', 'sandbox_payouts', `NEW.net_amount_cents = 12800`, `RAISE EXCEPTION 'injected fault: the payout provider is down'`);
+    let withdrawalId: number;
+    const rows = async () => db.query(`SELECT status FROM sandbox_payouts WHERE reference = $1`, [String(withdrawalId)]);
+    try {
+      withdrawalId = (await t.http.post('/api/public/cashout').set(own.headers).send({ amount: 130, pixKey: '52998224725' }).expect(201)).body.id;
+      const early = await t.http.post(`/api/sandbox/cashouts/${withdrawalId}/events`).set(own.headers).send({ event: 'COMPLETED' });
+      expect({ status: early.status, error: early.body.error }).toEqual({ status: 409, error: 'INVALID_TRANSITION' });
+      expect(await rows()).toEqual([]); // a refused move sends nothing
+      const cancelled = await t.http.post(`/api/sandbox/cashouts/${withdrawalId}/events`).set(own.headers).send({ event: 'CANCELLED' }).expect(200);
+      expect(cancelled.body.status).toBe('CANCELLED');
+    } finally {
+      await drop();
+    }
+    await sleep(3_500); // the payout job's retries come back, and are refused
+    await runScheduler(true, own);
+    expect(await rows()).toEqual([{ status: 'CANCELLED' }]);
+    expect((await t.http.get(`/api/public/cashout/${withdrawalId}`).set(own.headers).expect(200)).body.status).toBe('CANCELLED');
+    expect(await balanceOf(t, own)).toEqual(funded);
+  }, 30_000);
 });

@@ -63,13 +63,19 @@ export function toDomainError(exception: unknown): DomainError | null {
  * DB_POOL_ACQUIRE_TIMEOUT_MS, a statement or lock timeout, a deadlock or serialization failure, an idle
  * transaction ended by the server, too many connections. Nothing was committed by the failed request.
  */
-const TRANSIENT_SQLSTATES = new Set(['57014', '55P03', '40P01', '40001', '25P03', '53300', '57P01']);
+const TRANSIENT_CODES = new Set([
+  // PostgreSQL SQLSTATEs: timeouts, deadlock, serialization, idle transaction ended, server shutting down or starting
+  '57014', '55P03', '40P01', '40001', '25P03', '53300', '57P01', '57P02', '57P03',
+  // connection exceptions, and the network errors of a server that cannot be reached
+  '08000', '08003', '08006', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
+]);
+const TRANSIENT_MESSAGES = [/^timeout exceeded when trying to connect$/, /^Connection terminated/];
 
 export function isTransientDatabaseError(exception: unknown): boolean {
   if (!(exception instanceof Error)) return false;
-  if (exception.message === 'timeout exceeded when trying to connect') return true;
+  if (TRANSIENT_MESSAGES.some((pattern) => pattern.test(exception.message))) return true;
   const code = (exception as { code?: unknown }).code;
-  return typeof code === 'string' && TRANSIENT_SQLSTATES.has(code);
+  return typeof code === 'string' && TRANSIENT_CODES.has(code);
 }
 
 function routeNotFoundMessage(message: string): string {

@@ -42,6 +42,15 @@ const REASONS: Record<Outcome, string | null> = {
   FAILED: 'Acquirer processing error (sandbox test card)',
 };
 
+const VOIDED_REASON = 'The charge reference was voided: nothing was charged';
+
+interface ChargeRow {
+  outcome: Outcome | 'VOIDED';
+  external_id: string;
+}
+
+const toResult = (row: ChargeRow & { outcome: Outcome }): ChargeResult => ({ outcome: row.outcome, externalId: row.external_id, reason: REASONS[row.outcome] });
+
 /**
  * The sandbox adapter: no acquirer is called. A card token carries the test card's behaviour
  * (tok_sbx_<first><renewal>_<random>), so charges stay deterministic across restarts without keeping
@@ -70,15 +79,26 @@ export class SandboxPaymentProvider implements PaymentProvider {
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING`,
       [request.reference, request.kind, outcome, request.amountCents, request.installments, `sbx_ch_${request.reference}_${randomBytes(6).toString('hex')}`],
     );
-    return (await this.findCharge(request.reference)) as ChargeResult;
+    const row = (await this.row(request.reference)) as ChargeRow;
+    return row.outcome === 'VOIDED' ? { outcome: 'FAILED', externalId: row.external_id, reason: VOIDED_REASON } : toResult({ ...row, outcome: row.outcome });
   }
 
   async findCharge(reference: string): Promise<ChargeResult | null> {
-    const [row]: Array<{ outcome: Outcome; external_id: string }> = await this.dataSource.query(
-      `SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1`,
-      [reference],
+    const row = await this.row(reference);
+    return row && row.outcome !== 'VOIDED' ? toResult({ ...row, outcome: row.outcome }) : null;
+  }
+
+  async voidCharge(reference: string): Promise<ChargeResult | null> {
+    await this.dataSource.query(
+      `INSERT INTO sandbox_card_charges (reference, outcome, external_id) VALUES ($1, 'VOIDED', $2) ON CONFLICT (reference) DO NOTHING`,
+      [reference, `sbx_void_${reference}`],
     );
-    return row ? { outcome: row.outcome, externalId: row.external_id, reason: REASONS[row.outcome] } : null;
+    return this.findCharge(reference);
+  }
+
+  private async row(reference: string): Promise<ChargeRow | null> {
+    const [row]: ChargeRow[] = await this.dataSource.query(`SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1`, [reference]);
+    return row ?? null;
   }
 
   async createPixCharge(request: PixChargeRequest): Promise<PixCharge> {

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { PayoutProvider, PayoutReceipt, PayoutRequest } from '../payout-provider.port';
+import { PayoutProvider, PayoutReceipt, PayoutRefusedError, PayoutRequest } from '../payout-provider.port';
 
 /**
  * The sandbox payout provider: accepts every payout and records it by reference in its own table
  * (sandbox_payouts), so a reference is paid out at most once, whichever instance asks, and tests can
- * count the payouts. Its callbacks are the sandbox cashout events route.
+ * count the payouts. A cancelled reference stays cancelled: a later request for it is refused. Its
+ * callbacks are the sandbox cashout events route.
  */
 @Injectable()
 export class SandboxPayoutProvider implements PayoutProvider {
@@ -14,17 +15,33 @@ export class SandboxPayoutProvider implements PayoutProvider {
 
   async requestPayout(request: PayoutRequest): Promise<PayoutReceipt> {
     await this.dataSource.query(
-      `INSERT INTO sandbox_payouts (reference, net_amount_cents, pix_key_type, external_id) VALUES ($1, $2, $3, $4)
+      `INSERT INTO sandbox_payouts (reference, status, net_amount_cents, pix_key_type, external_id) VALUES ($1, 'ACCEPTED', $2, $3, $4)
        ON CONFLICT (reference) DO NOTHING`,
       [request.reference, request.netAmountCents, request.pixKeyType, `sbx_po_${request.reference}`],
     );
-    return (await this.findPayout(request.reference)) as PayoutReceipt;
+    const row = await this.row(request.reference);
+    if (row?.status !== 'ACCEPTED') throw new PayoutRefusedError(request.reference, 'the payout was cancelled');
+    return { externalId: row.external_id };
   }
 
   async findPayout(reference: string): Promise<PayoutReceipt | null> {
-    const [row]: Array<{ external_id: string }> = await this.dataSource.query(`SELECT external_id FROM sandbox_payouts WHERE reference = $1`, [
-      reference,
-    ]);
-    return row ? { externalId: row.external_id } : null;
+    const row = await this.row(reference);
+    return row?.status === 'ACCEPTED' ? { externalId: row.external_id } : null;
+  }
+
+  async cancelPayout(reference: string): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO sandbox_payouts (reference, status, external_id) VALUES ($1, 'CANCELLED', $2)
+       ON CONFLICT (reference) DO UPDATE SET status = 'CANCELLED'`,
+      [reference, `sbx_po_${reference}`],
+    );
+  }
+
+  private async row(reference: string): Promise<{ status: 'ACCEPTED' | 'CANCELLED'; external_id: string } | null> {
+    const [row]: Array<{ status: 'ACCEPTED' | 'CANCELLED'; external_id: string }> = await this.dataSource.query(
+      `SELECT status, external_id FROM sandbox_payouts WHERE reference = $1`,
+      [reference],
+    );
+    return row ?? null;
   }
 }
