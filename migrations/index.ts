@@ -6,6 +6,7 @@ import { CreateSales1795360000002 } from './1795360000002-CreateSales';
 import { CreateOutbox1795360000003 } from './1795360000003-CreateOutbox';
 import { CreateWithdrawals1795360000004 } from './1795360000004-CreateWithdrawals';
 import { AddProviderReferences1795370000000 } from './1795370000000-AddProviderReferences';
+import { CreateSubscriptions1795380000000 } from './1795380000000-CreateSubscriptions';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   CreateOutbox1795360000003,
   CreateWithdrawals1795360000004,
   AddProviderReferences1795370000000,
+  CreateSubscriptions1795380000000,
 ];

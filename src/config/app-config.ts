@@ -67,6 +67,10 @@ export class AppConfig {
   get providerRecoveryAfterSeconds(): number {
     return this.env.PROVIDER_RECOVERY_AFTER_SECONDS;
   }
+  /** Dunning of subscriptions (platform.md §7): retry days after a failed renewal, and the grace period. */
+  get subscriptionDunning(): { retryOffsetsDays: number[]; graceDays: number } {
+    return { retryOffsetsDays: this.env.SUBSCRIPTION_RETRY_DAYS.split(',').map(Number), graceDays: this.env.SUBSCRIPTION_GRACE_DAYS };
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

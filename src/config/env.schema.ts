@@ -113,6 +113,18 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
   PROVIDER_RECOVERY_AFTER_SECONDS = 120;
 
+  /** Days after a failed card renewal's billing date at which it is retried (platform.md §7). */
+  @Transform(emptyToUndefined)
+  @Matches(/^\d{1,2}(,\d{1,2}){0,9}$/, { message: 'SUBSCRIPTION_RETRY_DAYS must be 1 to 10 comma-separated whole numbers of days' })
+  SUBSCRIPTION_RETRY_DAYS = '1,3,5';
+
+  /** Days after a failed renewal's billing date at which an unpaid PAST_DUE subscription is cancelled. */
+  @Transform(toInteger)
+  @IsInt({ message: 'SUBSCRIPTION_GRACE_DAYS must be a whole number of days, 1 to 60' })
+  @Min(1, { message: 'SUBSCRIPTION_GRACE_DAYS must be a whole number of days, 1 to 60' })
+  @Max(60, { message: 'SUBSCRIPTION_GRACE_DAYS must be a whole number of days, 1 to 60' })
+  SUBSCRIPTION_GRACE_DAYS = 7;
+
   /**
    * Development and test aid: a query that would take a second pool connection while the same unit of
    * work holds one inside a transaction fails at once instead of waiting (the tests run with it on).

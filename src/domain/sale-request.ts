@@ -58,9 +58,6 @@ export function checkSaleRules(request: SaleRequest, today = new Date()): void {
     errors.push({ field: 'paymentMethod', message: 'subscriptions are paid by CREDIT_CARD or PIX only' });
   }
   if (errors.length > 0) throw new RequestValidationError([], errors);
-  if (request.subscription?.enabled) {
-    throw new DomainError('NOT_SUPPORTED', 'Subscriptions are not available yet: send the sale without subscription.enabled');
-  }
   if (request.amount < MINIMUM_SALE_CENTS) {
     throw new DomainError('MINIMUM_AMOUNT', `amount must be at least ${MINIMUM_SALE_CENTS} cents`);
   }

@@ -15,6 +15,7 @@ import { SellerService } from '../seller/seller.service';
 import { TransactionResponse } from './dto/sale.response';
 import { ReversalReason, SaleEntity } from './entities/sale.entity';
 import { toTransaction } from './sale.presenter';
+import { SaleHooks } from './sale-hooks';
 import { SalesRepository } from './sales.repository';
 
 /** Rows one scheduler pass handles per kind of work. */
@@ -61,6 +62,7 @@ export class SaleTransitionsService {
     private readonly notifications: NotificationsService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly config: AppConfig,
+    private readonly hooks: SaleHooks,
   ) {}
 
   /**
@@ -102,6 +104,7 @@ export class SaleTransitionsService {
     if (effect) {
       await this.ledger.post(manager, { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: sale.id, effect });
     }
+    if (sale.subscriptionId !== null) await this.hooks.subscriptions.saleMoved(manager, moved, sale.status, now);
     if (sale.postbackUrl) {
       await this.notifications.enqueueSaleStatusChange(manager, {
         sellerId: sale.sellerId,
@@ -126,6 +129,17 @@ export class SaleTransitionsService {
     if (sale.status === 'EM_PROCESSAMENTO') return this.move(manager, sale, CHARGE_EVENTS[charge.outcome], context, extra);
     if (sale.status === 'FALHA' && charge.outcome === 'APPROVED') return this.move(manager, sale, 'PAYMENT_CONFIRMED', context, extra);
     return sale;
+  }
+
+  /**
+   * The acquirer's answer to a card sale's charge, in its own transaction (the second commit around
+   * the charge): the sale as it is afterwards.
+   */
+  async applyChargeOutcome(saleId: number, charge: ChargeResult, fees: FeeSchedule, now = new Date()): Promise<SaleEntity> {
+    return this.dataSource.transaction(async (manager) => {
+      const sale = (await this.sales.findByIdForUpdate(saleId, manager)) as SaleEntity;
+      return this.applyCharge(manager, sale, charge, { now, fees });
+    });
   }
 
   /** A provider event (sandbox route): the move of spec 3.1 with its balance effect, in one transaction. */

@@ -7,6 +7,7 @@ import { ProvidersModule } from '../providers/providers.module';
 import { SellerModule } from '../seller/seller.module';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
+import { SaleHooks } from './sale-hooks';
 import { SaleTransitionsService } from './sale-transitions.service';
 import { SalesController } from './sales.controller';
 import { SalesRepository } from './sales.repository';
@@ -16,7 +17,7 @@ import { SalesService } from './sales.service';
 @Module({
   imports: [TypeOrmModule.forFeature([SaleEntity, SaleItemEntity]), SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
   controllers: [SalesController],
-  providers: [SalesService, SaleTransitionsService, SalesRepository, SalesScheduler],
-  exports: [SalesService, SaleTransitionsService],
+  providers: [SalesService, SaleTransitionsService, SaleHooks, SalesRepository, SalesScheduler],
+  exports: [SalesService, SaleTransitionsService, SaleHooks],
 })
 export class SalesModule {}

@@ -27,6 +27,22 @@ export class SalesRepository {
     return sales.findOneByOrFail({ id });
   }
 
+  /** Writes the sale and its items unless a sale with its (subscription, period, attempt) exists; null then. */
+  async insertIfAbsent(sale: Partial<SaleEntity> & { id: number }, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity | null> {
+    const result = await manager
+      .createQueryBuilder()
+      .insert()
+      .into(SaleEntity)
+      .values(manager.getRepository(SaleEntity).create(sale) as QueryDeepPartialEntity<SaleEntity>)
+      .orIgnore()
+      .execute();
+    if ((result.raw as unknown[]).length === 0) return null;
+    await manager
+      .getRepository(SaleItemEntity)
+      .insert(items.map((item, position) => ({ ...item, saleId: sale.id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
+    return manager.getRepository(SaleEntity).findOneByOrFail({ id: sale.id });
+  }
+
   findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SaleEntity | null> {
     return manager.getRepository(SaleEntity).findOneBy({ id });
   }

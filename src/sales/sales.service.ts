@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import * as QRCode from 'qrcode';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { addDays, boletoDueDate } from '../domain/dates';
-import { cents } from '../domain/money';
+import { Cents, cents } from '../domain/money';
 import {
   checkPaymentPermission,
   checkSaleRules,
@@ -20,7 +20,8 @@ import { CreateSaleDto } from './dto/create-sale.dto';
 import { CreateSaleResponse, TransactionResponse } from './dto/sale.response';
 import { SaleEntity } from './entities/sale.entity';
 import { SaleItemEntity } from './entities/sale-item.entity';
-import { assertOwnedSale, SaleTransitionsService } from './sale-transitions.service';
+import { SaleHooks } from './sale-hooks';
+import { assertOwnedSale, MoveContext, SaleTransitionsService } from './sale-transitions.service';
 import { toCreateSaleResponse, toTransaction } from './sale.presenter';
 import { SalesRepository } from './sales.repository';
 
@@ -34,8 +35,25 @@ export interface CreatedSale {
   replayed: boolean;
 }
 
+/** A charge of a subscription, written as a sale (SalesService.openRenewal). */
+export interface RenewalSale {
+  saleId: number;
+  sellerId: number;
+  subscriptionId: number;
+  period: number;
+  attempt: number;
+  paymentMethod: 'PIX' | 'CREDIT_CARD';
+  amountCents: Cents;
+  title: string;
+  productId: number | null;
+  customer: { name: string; email: string; document: string | null; phone: string | null };
+  card: CardToken | null;
+  document: PaymentDocument | null;
+  postbackUrl: string | null;
+}
+
 /** What the provider gave a PIX or boleto sale before it is written. */
-type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
+export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
 
 /**
  * Sale creation (POST /api/sales) and lookup (GET /api/transactions/{id}). No provider call runs inside
@@ -55,6 +73,7 @@ export class SalesService {
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly hooks: SaleHooks,
   ) {}
 
   async create(sellerId: number, request: CreateSaleDto, idempotencyKey: string | undefined): Promise<CreatedSale> {
@@ -86,8 +105,10 @@ export class SalesService {
     const outcome = await this.dataSource.transaction(async (manager) => {
       const prior = await this.idempotency.claim(manager, idempotent);
       if (prior) return prior;
-      const sale = await this.sales.insert({ ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' }, this.itemRows(request), manager);
-      const body = toCreateSaleResponse(sale, qrCode);
+      const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
+      const subscriptionId = await this.openSubscription(manager, columns, request, now);
+      const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
+      const body = await this.withSubscription(toCreateSaleResponse(sale, qrCode), sale, manager);
       await this.idempotency.attachResource(manager, idempotent, sale.id);
       await this.idempotency.saveResponse(manager, idempotent, 201, body);
       return body;
@@ -137,11 +158,13 @@ export class SalesService {
       const prior = await this.idempotency.claim(manager, idempotent);
       if (prior) return prior;
       const columns = { ...this.saleColumns(sellerId, request), ...cardColumns(card), id: saleId, status: 'PENDENTE' as const };
-      const sale = await this.sales.insert(columns, this.itemRows(request), manager);
+      const subscriptionId = await this.openSubscription(manager, columns, request, now);
+      const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
       await this.idempotency.attachResource(manager, idempotent, sale.id);
       return this.transitions.move(manager, sale, 'SENT_TO_ACQUIRER', { now, fees: profile.fees });
     });
     if ('kind' in opened) return this.answerPriorUse(opened);
+    const answerOpened = async () => ({ status: 201, body: await this.withSubscription(toCreateSaleResponse(await this.currentOr(opened), null), opened), replayed: false });
 
     let charge: ChargeResult;
     try {
@@ -154,20 +177,20 @@ export class SalesService {
       });
     } catch (error) {
       this.logger.error({ err: error, saleId: opened.id }, 'Card charge did not answer; the sale stays EM_PROCESSAMENTO for the recovery job');
-      return { status: 201, body: toCreateSaleResponse(opened, null), replayed: false };
+      return answerOpened();
     }
     try {
       const body = await this.dataSource.transaction(async (manager) => {
         const sale = (await this.sales.findByIdForUpdate(opened.id, manager)) as SaleEntity;
         const moved = await this.transitions.applyCharge(manager, sale, charge, { now: new Date(), fees: profile.fees });
-        const answer = toCreateSaleResponse(moved, null);
+        const answer = await this.withSubscription(toCreateSaleResponse(moved, null), moved, manager);
         await this.idempotency.saveResponse(manager, idempotent, 201, answer);
         return answer;
       });
       return { status: 201, body, replayed: false };
     } catch (error) {
       this.logger.error({ err: error, saleId: opened.id }, 'Card charge answered but its outcome was not saved; the recovery job will apply it');
-      return { status: 201, body: toCreateSaleResponse(await this.currentOr(opened), null), replayed: false };
+      return answerOpened();
     }
   }
 
@@ -180,7 +203,82 @@ export class SalesService {
   private async answerPriorUse(prior: PriorUse): Promise<CreatedSale> {
     if (prior.kind === 'REPLAY') return { status: prior.status, body: prior.body as CreateSaleResponse, replayed: true };
     const sale = (await this.sales.findById(prior.resourceId)) as SaleEntity;
-    return { status: 201, body: toCreateSaleResponse(sale, null), replayed: true };
+    return { status: 201, body: await this.withSubscription(toCreateSaleResponse(sale, null), sale), replayed: true };
+  }
+
+  /** Opens the subscription of a sale with subscription.enabled, in the sale's transaction; its id, or null. */
+  private async openSubscription(manager: EntityManager, sale: Partial<SaleEntity>, request: CreateSaleDto, now: Date): Promise<number | null> {
+    if (!request.subscription?.enabled) return null;
+    return this.hooks.subscriptions.open(manager, sale, request.items, request.subscription, now);
+  }
+
+  /** The creation answer with `sale.subscription` (spec 2.5) when the sale created a subscription. */
+  private async withSubscription(body: CreateSaleResponse, sale: SaleEntity, manager?: EntityManager): Promise<CreateSaleResponse> {
+    if (sale.subscriptionId === null) return body;
+    const subscription = await this.hooks.subscriptions.summary(sale.subscriptionId, manager);
+    return subscription ? { ...body, sale: { ...body.sale, subscription } } : body;
+  }
+
+  /**
+   * A renewal of a subscription (the subscriptions module's billing), in the caller's transaction: the
+   * sale written under `saleId` for its (subscription, period, attempt), and for a card sent to the
+   * acquirer. Null when that attempt exists already (another instance made it): the unique index decides.
+   */
+  async openRenewal(manager: EntityManager, renewal: RenewalSale, context: MoveContext): Promise<SaleEntity | null> {
+    const sale = await this.sales.insertIfAbsent(
+      {
+        id: renewal.saleId,
+        sellerId: renewal.sellerId,
+        status: 'PENDENTE',
+        paymentMethod: renewal.paymentMethod,
+        amountCents: renewal.amountCents,
+        installments: renewal.paymentMethod === 'CREDIT_CARD' ? 1 : null,
+        customerName: renewal.customer.name,
+        customerEmail: renewal.customer.email,
+        customerDocumentType: renewal.customer.document ? (renewal.customer.document.length > 11 ? 'cnpj' : 'cpf') : null,
+        customerDocumentNumber: renewal.customer.document,
+        customerPhone: renewal.customer.phone,
+        cardToken: renewal.card?.token ?? null,
+        cardLastFour: renewal.card?.lastFour ?? null,
+        cardBrand: renewal.card?.brand ?? null,
+        ...(renewal.document ?? {}),
+        shipping: null,
+        postbackUrl: renewal.postbackUrl,
+        tracking: {},
+        metadata: null,
+        subscriptionId: renewal.subscriptionId,
+        billingPeriod: renewal.period,
+        billingAttempt: renewal.attempt,
+      },
+      [{ title: renewal.title, unitPriceCents: renewal.amountCents, quantity: 1, tangible: false, productId: renewal.productId, planId: null, planName: null, externalId: null }],
+      manager,
+    );
+    if (!sale) return null;
+    if (renewal.paymentMethod === 'CREDIT_CARD') return this.transitions.move(manager, sale, 'SENT_TO_ACQUIRER', context);
+    if (sale.postbackUrl) {
+      // A PIX renewal is announced to the subscription's postbackUrl: the customer has a new code to pay.
+      await this.notifications.enqueueSaleStatusChange(manager, {
+        sellerId: sale.sellerId,
+        resourceId: sale.id,
+        url: sale.postbackUrl,
+        previousStatus: null,
+        status: sale.status,
+        changedAt: context.now,
+        data: toTransaction(sale, await this.sales.itemsOf(sale.id, manager)),
+      });
+    }
+    return sale;
+  }
+
+  /** The PIX code of a renewal, from the provider (outside any transaction), under the id its sale will have. */
+  async renewalPixDocument(sellerId: number, saleId: number, amountCents: Cents, expiresAt: Date): Promise<PaymentDocument> {
+    const profile = await this.sellers.salesProfile(sellerId);
+    const pix = await this.provider.createPixCharge({ amountCents, txid: `SALE${saleId}`, receiverKey: null, merchantName: profile.merchantName, merchantCity: profile.merchantCity });
+    return { pixCode: pix.code, pixReceiverKey: pix.receiverKey, boletoCode: null, externalTransactionId: pix.externalId, expiresAt };
+  }
+
+  nextSaleId(): Promise<number> {
+    return this.sales.nextId();
   }
 
   private saleColumns(sellerId: number, request: CreateSaleDto): Partial<SaleEntity> {
@@ -218,6 +316,10 @@ export class SalesService {
       externalId: item.id ?? null,
     }));
   }
+}
+
+function billingColumns(subscriptionId: number | null): Partial<SaleEntity> {
+  return subscriptionId === null ? {} : { subscriptionId, billingPeriod: 0, billingAttempt: 0 };
 }
 
 function cardColumns(card: CardToken): Partial<SaleEntity> {

@@ -11,6 +11,7 @@ import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleTransitionsService } from '../sales/sale-transitions.service';
 import { CashoutService } from '../cashout/cashout.service';
 import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 
 /** The sandbox provider's events and the scheduler, for integration tests (platform.md §3). */
@@ -23,6 +24,7 @@ export class SandboxController {
   constructor(
     private readonly sales: SaleTransitionsService,
     private readonly cashouts: CashoutService,
+    private readonly subscriptions: SubscriptionsService,
   ) {}
 
   @Post('sales/:id/events')
@@ -55,14 +57,17 @@ export class SandboxController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Run for this seller what the scheduled jobs would do at `now`',
-    description: 'PIX and boleto expiry, card reserve releases, card sales left in processing resolved with the provider, unsent payouts sent.',
+    description:
+      'Subscription billing (renewals, dunning retries, grace periods, scheduled cancellations), PIX and boleto expiry, card reserve releases, ' +
+      'card sales left in processing resolved with the provider, unsent payouts sent.',
   })
   @ApiOkResponse({ type: SchedulerRunResponse })
   @ApiErrorResponses('transactions', ['VALIDATION_ERROR', 'UNAUTHORIZED'])
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
     const now = body.now ? new Date(body.now) : new Date();
+    const subscriptions = await this.subscriptions.runBilling(now, seller.id);
     const sales = await this.sales.runDueWork(now, seller.id);
     const sentPayouts = await this.cashouts.recoverPayouts(seller.id);
-    return { now: now.toISOString(), ...sales, sentPayouts };
+    return { now: now.toISOString(), ...sales, sentPayouts, subscriptions };
   }
 }

@@ -34,6 +34,18 @@ export class SalePaymentResponse {
 }
 
 /** Spec 2.2. */
+/** Spec 2.5: the subscription a sale created. */
+export class SaleSubscriptionResponse {
+  @ApiProperty({ example: 17 }) id: number;
+  @ApiProperty({ example: 'ACTIVE', description: 'PENDING for PIX (until paid), ACTIVE or TRIALING for an approved card' }) status: string;
+  @ApiProperty({ example: 'MONTHLY' }) billingCycle: string;
+  @ApiProperty({ example: 9990, description: 'Cents' }) amount: number;
+  @ApiProperty({ example: '2026-12-22T13:00:00.000Z', nullable: true, type: String }) nextBillingDate: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String }) trialEndsAt: string | null;
+  @ApiProperty({ example: 'joao@example.com' }) customerEmail: string;
+  @ApiProperty({ example: 'João da Silva' }) customerName: string;
+}
+
 export class SaleResponse {
   @ApiProperty({ example: 1234 }) id: number;
   @ApiProperty({ example: '9990', description: 'Cents, as a string' }) amount: string;
@@ -44,6 +56,8 @@ export class SaleResponse {
   @ApiProperty({ example: null, nullable: true, type: String, description: 'JSON-encoded shipping object; null for digital goods' })
   shipping: string | null;
   @ApiProperty({ example: '2026-11-22T13:00:00.000Z' }) createdAt: string;
+  @ApiPropertyOptional({ type: SaleSubscriptionResponse, description: 'Only when the request had subscription.enabled true' })
+  subscription?: SaleSubscriptionResponse;
 }
 
 export class CreateSaleResponse {

@@ -104,6 +104,16 @@ export class SaleEntity {
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
 
+  /** The subscription this sale charges (its creating sale or a renewal), with the period and attempt. */
+  @Column({ name: 'subscription_id', type: 'integer', nullable: true })
+  subscriptionId: number | null;
+
+  @Column({ name: 'billing_period', type: 'integer', nullable: true })
+  billingPeriod: number | null;
+
+  @Column({ name: 'billing_attempt', type: 'integer', nullable: true })
+  billingAttempt: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -1,0 +1,61 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { SUBSCRIPTION_STATUSES } from '../../domain/subscription-status';
+
+const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value);
+const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+
+/** GET /api/subscriptions (spec 4.7). */
+export class SubscriptionQueryDto {
+  @ApiPropertyOptional({ enum: SUBSCRIPTION_STATUSES })
+  @IsOptional()
+  @IsIn(SUBSCRIPTION_STATUSES, { message: `status must be one of: ${SUBSCRIPTION_STATUSES.join(', ')}` })
+  status?: (typeof SUBSCRIPTION_STATUSES)[number];
+
+  @ApiPropertyOptional({ description: 'Part of the customer e-mail or name', example: 'joao' })
+  @IsOptional()
+  @IsString({ message: 'search must be a string' })
+  @MaxLength(200, { message: 'search must be at most 200 characters' })
+  search?: string;
+
+  @ApiPropertyOptional({ example: '2026-11-01', description: 'YYYY-MM-DD, Brazil time (UTC-3): created on or after that day' })
+  @IsOptional()
+  @Matches(DATE, { message: 'startDate must be a date YYYY-MM-DD' })
+  startDate?: string;
+
+  @ApiPropertyOptional({ example: '2026-11-30', description: 'YYYY-MM-DD, Brazil time (UTC-3): created on or before that day' })
+  @IsOptional()
+  @Matches(DATE, { message: 'endDate must be a date YYYY-MM-DD' })
+  endDate?: string;
+
+  @ApiPropertyOptional({ example: 1, default: 1 })
+  @IsOptional()
+  @Transform(toInteger)
+  @IsInt({ message: 'page must be an integer of at least 1' })
+  @Min(1, { message: 'page must be an integer of at least 1' })
+  @Max(1_000_000, { message: 'page must be at most 1000000' })
+  page?: number;
+
+  @ApiPropertyOptional({ example: 20, default: 20 })
+  @IsOptional()
+  @Transform(toInteger)
+  @IsInt({ message: 'limit must be an integer from 1 to 100' })
+  @Min(1, { message: 'limit must be an integer from 1 to 100' })
+  @Max(100, { message: 'limit must be an integer from 1 to 100' })
+  limit?: number;
+}
+
+/** POST /api/subscriptions/{id}/cancel (spec 4.11); the body is optional. */
+export class CancelSubscriptionDto {
+  @ApiPropertyOptional({ example: 'Customer asked', description: 'Kept for the record' })
+  @IsOptional()
+  @IsString({ message: 'reason must be a string' })
+  @MaxLength(500, { message: 'reason must be at most 500 characters' })
+  reason?: string;
+
+  @ApiPropertyOptional({ example: true, default: true, description: 'false: cancel at the end of the current period' })
+  @IsOptional()
+  @IsBoolean({ message: 'cancelImmediately must be true or false' })
+  cancelImmediately?: boolean;
+}

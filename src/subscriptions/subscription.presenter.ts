@@ -1,0 +1,55 @@
+import { SaleSubscriptionResponse } from '../sales/dto/sale.response';
+import { SubscriptionListItem, SubscriptionResponse } from './dto/subscription.response';
+import { SubscriptionEntity } from './entities/subscription.entity';
+
+const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
+
+/** Spec 2.5: the subscription inside the creating sale's answer. */
+export function toSaleSubscription(s: SubscriptionEntity): SaleSubscriptionResponse {
+  return {
+    id: s.id,
+    status: s.status,
+    billingCycle: s.billingCycle,
+    amount: s.amountCents,
+    nextBillingDate: iso(s.nextBillingDate),
+    trialEndsAt: iso(s.trialEndsAt),
+    customerEmail: s.customerEmail,
+    customerName: s.customerName,
+  };
+}
+
+/** Spec 2.6 list item form. */
+export function toSubscriptionListItem(s: SubscriptionEntity): SubscriptionListItem {
+  return {
+    id: s.id,
+    status: s.status,
+    billingCycle: s.billingCycle,
+    amount: s.amountCents,
+    nextBillingDate: iso(s.nextBillingDate),
+    trialEndsAt: iso(s.trialEndsAt),
+    customerEmail: s.customerEmail,
+    customerName: s.customerName,
+    paymentMethod: s.paymentMethod,
+    product: { id: s.productId, name: s.productName },
+    createdAt: s.createdAt.toISOString(),
+  };
+}
+
+/** Spec 2.6: the whole subscription (also the `data` of its postbacks). */
+export function toSubscription(s: SubscriptionEntity): SubscriptionResponse {
+  return {
+    ...toSubscriptionListItem(s),
+    startedAt: iso(s.startedAt),
+    cancelledAt: iso(s.cancelledAt),
+    customerDocument: s.customerDocument ?? '',
+    customerPhone: s.customerPhone ?? '',
+    lastPaymentDate: iso(s.lastPaymentDate),
+    lastPaymentStatus: s.lastPaymentStatus,
+    totalBillings: s.totalBillings,
+    successfulBillings: s.successfulBillings,
+    failedBillings: s.failedBillings,
+    metadata: { itemTitle: s.productName, customerPhone: s.customerPhone ?? '', ...s.metadata },
+    scheduledCancellationDate: iso(s.scheduledCancellationDate),
+    updatedAt: s.updatedAt.toISOString(),
+  };
+}
