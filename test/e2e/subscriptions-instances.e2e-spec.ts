@@ -1,0 +1,136 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
+import { createSeller, TestSeller } from './setup/factories';
+import { card, customer } from './setup/sales';
+import { startApp, TestApp } from './setup/test-app';
+
+const SUBSCRIPTIONS = 1000;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  return port;
+}
+
+/** The service as `npm start` runs it, in a process of its own, on the suite's database. */
+async function startInstance(): Promise<{ base: string; child: ChildProcess; output: () => string }> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`instance did not start: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { base, child, output: () => output };
+}
+
+/**
+ * Two processes of the service on one database run the billing at the same moment over 1,000 due
+ * subscriptions: the work is shared (SKIP LOCKED claims), every subscription is charged exactly once
+ * for its period, and the sandbox acquirer counts exactly one charge per renewal sale.
+ */
+describe('Subscription billing with two instances on one database (issue 9)', () => {
+  let t: TestApp;
+  let seller: TestSeller;
+  const instances: Array<{ base: string; child: ChildProcess; output: () => string }> = [];
+
+  beforeAll(async () => {
+    t = await startApp();
+    seller = await createSeller(t);
+    instances.push(...(await Promise.all([startInstance(), startInstance()])));
+  }, 90_000);
+  afterAll(async () => {
+    for (const { child } of instances) {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
+    await t.close();
+  });
+
+  it('charges each of 1,000 due subscriptions exactly once', async () => {
+    const first = await t.http
+      .post('/api/sales')
+      .set(seller.headers)
+      .send({ amount: 2990, paymentMethod: 'CREDIT_CARD', customer, card: card(), items: [{ title: 'Plano', unitPrice: 2990, quantity: 1, tangible: false }], subscription: { enabled: true, billingCycle: 'MONTHLY' } })
+      .expect(201);
+    const template = first.body.sale.subscription.id as number;
+    // 999 more subscriptions like the first one, due at the same instant (the setup, not what is tested).
+    await t.db.query(
+      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
+       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
+         FROM subscriptions, generate_series(1, $2) WHERE id = $1`,
+      [template, SUBSCRIPTIONS - 1],
+    );
+    const [{ due }] = await t.db.query(`SELECT max(next_billing_date) AS due FROM subscriptions WHERE seller_id = $1`, [seller.id]);
+    const now = new Date(new Date(due).getTime() + 60_000).toISOString();
+
+    const runs = await Promise.all(
+      instances.map(({ base }) =>
+        fetch(`${base}/api/sandbox/scheduler/run`, {
+          method: 'POST',
+          headers: { ...seller.headers, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ now }),
+        }).then(async (response) => ({ status: response.status, body: (await response.json()) as { subscriptions: { renewals: number } } })),
+      ),
+    );
+    expect(runs.map((r) => r.status)).toEqual([200, 200]);
+    const renewals = runs.map((r) => r.body.subscriptions.renewals);
+    expect(renewals[0] + renewals[1]).toBe(SUBSCRIPTIONS);
+
+    const [counts] = await t.db.query(
+      `SELECT count(*)::int AS sales, count(DISTINCT subscription_id)::int AS subscriptions,
+              count(*) FILTER (WHERE status = 'PAGO')::int AS paid
+         FROM sales WHERE seller_id = $1 AND billing_period = 1`,
+      [seller.id],
+    );
+    expect(counts).toEqual({ sales: SUBSCRIPTIONS, subscriptions: SUBSCRIPTIONS, paid: SUBSCRIPTIONS });
+    const [charges] = await t.db.query(
+      `SELECT count(*)::int AS charges, count(DISTINCT c.reference)::int AS refs
+         FROM sandbox_card_charges c JOIN sales s ON c.reference = s.id::text
+        WHERE s.seller_id = $1 AND s.billing_period = 1`,
+      [seller.id],
+    );
+    expect(charges).toEqual({ charges: SUBSCRIPTIONS, refs: SUBSCRIPTIONS });
+    const [counters] = await t.db.query(
+      `SELECT count(*)::int AS n FROM subscriptions WHERE seller_id = $1 AND current_period = 1 AND successful_billings = 2 AND total_billings = 2 AND status = 'ACTIVE'`,
+      [seller.id],
+    );
+    expect(counters.n).toBe(SUBSCRIPTIONS);
+
+    // The unique index, not only the claim, keeps a period's attempt to one sale.
+    await expect(
+      t.db.query(
+        `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+         SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, subscription_id, 1, 0
+           FROM sales WHERE seller_id = $1 AND billing_period = 1 LIMIT 1`,
+        [seller.id],
+      ),
+    ).rejects.toThrow(/sales_subscription_period_attempt_unique/);
+
+    // Run again at the same moment: nothing more is due.
+    const again = await Promise.all(
+      instances.map(({ base }) =>
+        fetch(`${base}/api/sandbox/scheduler/run`, { method: 'POST', headers: { ...seller.headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ now }) }).then(
+          (r) => r.json() as Promise<{ subscriptions: { renewals: number } }>,
+        ),
+      ),
+    );
+    expect(again.map((r) => r.subscriptions.renewals)).toEqual([0, 0]);
+  }, 180_000);
+});
