@@ -134,7 +134,8 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
         if (subscription.status === 'TRIALING' || subscription.status === 'PAST_DUE') event = 'CHARGE_CONFIRMED';
         Object.assign(changes, { pastDueSince: null, nextRetryAt: null, awaitingPaymentSince: null });
       }
-    } else if ((sale.status === 'RECUSADO' || sale.status === 'FALHA') && previous === 'EM_PROCESSAMENTO') {
+    } else if (sale.status === 'RECUSADO' || sale.status === 'FALHA') {
+      // Either comes only from PENDENTE or EM_PROCESSAMENTO: counted once, and uncounted by a FALHA → PAGO retry above.
       Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: sale.status });
       if (!first && sale.billingPeriod === subscription.currentPeriod && subscription.periodDueAt) {
         if (canMove(subscription.status, 'CHARGE_FAILED')) event = 'CHARGE_FAILED';

@@ -225,6 +225,19 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
     expect(Date.parse(subscription.nextBillingDate)).toBe(due + 7 * DAY);
   });
 
+  it('a PIX renewal that fails in processing and is then paid counts once as failed, then as paid (FALHA → PAGO)', async () => {
+    const seller = await createSeller(t);
+    const sale = await create(seller, subscriptionSale('PIX', 'MONTHLY'));
+    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    const id = sale.subscription.id;
+    await run(seller, new Date(Date.parse((await get(seller, id)).nextBillingDate) + 60_000));
+    const renewal = (await salesOf(id))[1];
+    expect((await sendEvent(t, seller, renewal.id, 'PROCESSING_FAILED')).status).toBe(200);
+    expect(await get(seller, id)).toMatchObject({ status: 'PAST_DUE', totalBillings: 2, successfulBillings: 1, failedBillings: 1, lastPaymentStatus: 'FALHA' });
+    expect((await sendEvent(t, seller, renewal.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
+    expect(await get(seller, id)).toMatchObject({ status: 'ACTIVE', totalBillings: 2, successfulBillings: 2, failedBillings: 0, lastPaymentStatus: 'PAGO' });
+  });
+
   it('pause, resume and cancel answer spec 4.9-4.11 and 7.5 at every state; nothing is charged while PAUSED', async () => {
     const seller = await createSeller(t);
     const post = (id: number, action: string, body?: Record<string, unknown>) => t.http.post(`/api/subscriptions/${id}/${action}`).set(seller.headers).send(body);
