@@ -70,6 +70,17 @@ export class SalesRepository {
       .getMany();
   }
 
+  /** The subscription's PENDENTE and FALHA sales (of one period, or all), locked for this transaction. */
+  findOpenOfSubscriptionForUpdate(subscriptionId: number, period: number | null, manager: EntityManager): Promise<SaleEntity[]> {
+    const query = manager
+      .getRepository(SaleEntity)
+      .createQueryBuilder('sale')
+      .where('sale.subscription_id = :subscriptionId', { subscriptionId })
+      .andWhere(`sale.status IN ('PENDENTE', 'FALHA')`);
+    if (period !== null) query.andWhere('sale.billing_period = :period', { period });
+    return query.orderBy('sale.id', 'ASC').setLock('pessimistic_write').getMany();
+  }
+
   itemsOf(saleId: number, manager: EntityManager = this.dataSource.manager): Promise<SaleItemEntity[]> {
     return manager.getRepository(SaleItemEntity).find({ where: { saleId }, order: { position: 'ASC' } });
   }

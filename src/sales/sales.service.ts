@@ -277,6 +277,17 @@ export class SalesService {
     return { pixCode: pix.code, pixReceiverKey: pix.receiverKey, boletoCode: null, externalTransactionId: pix.externalId, expiresAt };
   }
 
+  /**
+   * In the caller's transaction: the subscription's charges still open (PENDENTE, or FALHA that a retry
+   * could still pay), of one period or of all, moved to CANCELADO, so that a cancelled, paused or
+   * retried subscription cannot be paid twice or after the fact.
+   */
+  async cancelOpenCharges(manager: EntityManager, subscriptionId: number, period: number | null, context: MoveContext): Promise<number> {
+    const open = await this.sales.findOpenOfSubscriptionForUpdate(subscriptionId, period, manager);
+    for (const sale of open) await this.transitions.move(manager, sale, 'CANCELLED', context);
+    return open.length;
+  }
+
   nextSaleId(): Promise<number> {
     return this.sales.nextId();
   }

@@ -127,6 +127,13 @@ export class SellerService {
     return new Map(sellers.map((seller) => [seller.id, this.scheduleOf(seller)]));
   }
 
+  /** The seller's fee schedule, read through the caller's transaction. */
+  async feeScheduleIn(manager: EntityManager, sellerId: number): Promise<FeeSchedule> {
+    const seller = await this.sellers.findById(sellerId, manager);
+    if (!seller) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
+    return this.scheduleOf(seller);
+  }
+
   async update(sellerId: number, input: UpdateSellerInput): Promise<SellerAccountResponse> {
     const seller = await this.require(sellerId);
     const patch: Partial<SellerEntity> = { ...this.permissionColumns(input.permissions ?? {}) };

@@ -137,16 +137,26 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     } else if (sale.status === 'RECUSADO' || sale.status === 'FALHA') {
       // Either comes only from PENDENTE or EM_PROCESSAMENTO: counted once, and uncounted by a FALHA → PAGO retry above.
       Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: sale.status });
-      if (!first && sale.billingPeriod === subscription.currentPeriod && subscription.periodDueAt) {
-        if (canMove(subscription.status, 'CHARGE_FAILED')) event = 'CHARGE_FAILED';
+      const billed = subscription.status === 'PAST_DUE' || canMove(subscription.status, 'CHARGE_FAILED');
+      if (!first && billed && sale.billingPeriod === subscription.currentPeriod && subscription.periodDueAt) {
+        if (subscription.status !== 'PAST_DUE') event = 'CHARGE_FAILED';
         Object.assign(changes, {
           pastDueSince: subscription.pastDueSince ?? subscription.periodDueAt,
           nextRetryAt: nextRetryAt(subscription.periodDueAt, subscription.periodAttempts, this.dunning),
         });
+      } else if (first && sale.status === 'RECUSADO' && subscription.status === 'PENDING') {
+        // The first charge refused for good: the subscription never starts.
+        event = 'CANCEL';
+        Object.assign(changes, cancelledColumns(now, 'First payment refused'));
       }
-    } else if (sale.status === 'CANCELADO' && previous === 'PENDENTE' && !first) {
+    } else if (sale.status === 'CANCELADO' && previous === 'PENDENTE') {
+      Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: 'FALHA' });
+      if (first && subscription.status === 'PENDING') {
+        // The first PIX expired (or was cancelled) unpaid: the subscription never starts.
+        event = 'CANCEL';
+        Object.assign(changes, cancelledColumns(now, 'First payment not made'));
+      }
       // A PIX renewal that expired unpaid: the grace period ends the subscription.
-      Object.assign(changes, { failedBillings: subscription.failedBillings + 1 });
     } else {
       return;
     }
@@ -185,28 +195,38 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
 
   /** Spec 4.9: ACTIVE or TRIALING only; ALREADY_PAUSED for a paused one, INVALID_STATUS otherwise. */
   async pause(sellerId: number, id: number, now = new Date()): Promise<{ id: number; status: string; pausedAt: string }> {
-    const moved = await this.userMove(sellerId, id, 'PAUSE', (s) => (s.status === 'PAUSED' ? 'ALREADY_PAUSED' : 'INVALID_STATUS'), () => ({ pausedAt: now }), now);
+    const moved = await this.userMove(
+      sellerId,
+      id,
+      'PAUSE',
+      (s) => (s.status === 'PAUSED' ? 'ALREADY_PAUSED' : 'INVALID_STATUS'),
+      () => ({ pausedAt: now, awaitingPaymentSince: null, pastDueSince: null, nextRetryAt: null }),
+      now,
+    );
     return { id: moved.id, status: moved.status, pausedAt: (moved.pausedAt as Date).toISOString() };
   }
 
   /** Spec 4.10: PAUSED only; the next billing date is recomputed from the resume date (resume + one cycle). */
   async resume(sellerId: number, id: number, now = new Date()): Promise<{ id: number; status: string; nextBillingDate: string; resumedAt: string }> {
-    const moved = await this.userMove(sellerId, id, 'RESUME', () => 'INVALID_STATUS', (s) => ({ resumedAt: now, nextBillingDate: addCycle(now, s.billingCycle) }), now);
+    // A trial paused and resumed before its end still bills at its end; otherwise one cycle after the resume.
+    const nextBilling = (s: SubscriptionEntity) => (s.trialEndsAt && s.trialEndsAt.getTime() > now.getTime() ? s.trialEndsAt : addCycle(now, s.billingCycle));
+    const moved = await this.userMove(sellerId, id, 'RESUME', () => 'INVALID_STATUS', (s) => ({ resumedAt: now, nextBillingDate: nextBilling(s) }), now);
     return { id: moved.id, status: moved.status, nextBillingDate: (moved.nextBillingDate as Date).toISOString(), resumedAt: now.toISOString() };
   }
 
   /** Spec 4.11: at once (CANCELLED) or at the end of the current period (a scheduled date, status unchanged). */
   async cancel(sellerId: number, id: number, reason: string | null, immediately: boolean, now = new Date()): Promise<Record<string, unknown>> {
     const refuse = (s: SubscriptionEntity) => (s.status === 'CANCELLED' ? 'ALREADY_CANCELLED' : 'INVALID_STATUS');
-    if (immediately) {
+    const current = await this.owned(sellerId, id);
+    if (immediately || current.status === 'PENDING' || current.status === 'PAUSED') {
+      // PENDING and PAUSED have no period running: a cancellation at the period end is a cancellation now.
       const moved = await this.userMove(sellerId, id, 'CANCEL', refuse, () => cancelledColumns(now, reason), now);
       return { id: moved.id, status: moved.status, cancelledAt: now.toISOString(), cancellationReason: reason };
     }
     return this.dataSource.transaction(async (manager) => {
       const subscription = await this.ownedForUpdate(manager, sellerId, id);
       if (!canMove(subscription.status, 'CANCEL')) throw new DomainError(refuse(subscription), `Subscription ${id} is ${subscription.status}`);
-      // A subscription not yet billed (PENDING, PAUSED) has no period to finish: it ends at once.
-      const periodEnd = subscription.status === 'PENDING' || subscription.status === 'PAUSED' ? now : (subscription.nextBillingDate ?? now);
+      const periodEnd = subscription.nextBillingDate ?? now;
       await this.subscriptions.update(id, { scheduledCancellationDate: periodEnd, cancellationReason: reason }, manager);
       return { id, status: subscription.status, scheduledCancellationDate: periodEnd.toISOString(), cancellationReason: reason };
     });
@@ -281,6 +301,8 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const opened = await this.dataSource.transaction(async (manager) => {
       const current = await this.subscriptions.findByIdForUpdate(subscription.id, manager);
       if (!current || dueBillingAction(current, now, this.dunning)?.kind !== action.kind || current.currentPeriod !== subscription.currentPeriod) return null;
+      // A retry replaces the period's earlier attempts: none of them can be paid afterwards.
+      if (attempt > 0) await this.sales.cancelOpenCharges(manager, current.id, period, { now, fees });
       const sale = await this.sales.openRenewal(
         manager,
         {
@@ -308,7 +330,7 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
           periodDueAt: dueAt,
           periodAttempts: attempt + 1,
           nextRetryAt: null,
-          nextBillingDate: attempt === 0 ? addCycle(dueAt, current.billingCycle) : current.nextBillingDate,
+          nextBillingDate: attempt === 0 ? nextBillingAfter(dueAt, now, current.billingCycle) : current.nextBillingDate,
           awaitingPaymentSince: pix ? dueAt : null,
           totalBillings: current.totalBillings + 1,
           lastPaymentStatus: 'PENDENTE',
@@ -370,6 +392,10 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const final = next === 'CANCELLED' || next === 'EXPIRED';
     const columns: Partial<SubscriptionEntity> = { ...changes, status: next, ...(final ? { nextBillingDate: null, nextRetryAt: null, scheduledCancellationDate: null } : {}) };
     await this.subscriptions.update(subscription.id, columns, manager);
+    if (next !== subscription.status && (next === 'CANCELLED' || next === 'PAUSED')) {
+      // Nothing of a cancelled or paused subscription can be paid afterwards.
+      await this.sales.cancelOpenCharges(manager, subscription.id, null, { now, fees: await this.sellers.feeScheduleIn(manager, subscription.sellerId) });
+    }
     const moved = { ...subscription, ...columns, updatedAt: now } as SubscriptionEntity;
     if (next !== subscription.status && subscription.postbackUrl) {
       await this.notifications.enqueueSubscriptionStatusChange(manager, {
@@ -398,6 +424,16 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     if (subscription.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Subscription ${id} belongs to another account`);
     return subscription;
   }
+}
+
+/**
+ * The next billing date after a renewal charged at `now` for a period due at `dueAt`: one cycle after
+ * the period, or, when the charge comes so late that date has passed too, one cycle after the charge
+ * (missed periods are not charged all at once).
+ */
+function nextBillingAfter(dueAt: Date, now: Date, cycle: BillingCycle): Date {
+  const next = addCycle(dueAt, cycle);
+  return next.getTime() > now.getTime() ? next : addCycle(now, cycle);
 }
 
 function cancelledColumns(at: Date, reason: string | null): Partial<SubscriptionEntity> {

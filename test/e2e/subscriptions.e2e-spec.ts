@@ -238,6 +238,53 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
     expect(await get(seller, id)).toMatchObject({ status: 'ACTIVE', totalBillings: 2, successfulBillings: 2, failedBillings: 0, lastPaymentStatus: 'PAGO' });
   });
 
+  it('nothing of a subscription can be paid once it is cancelled, a retry replaces the earlier attempts, and a refused first charge never starts it', async () => {
+    const seller = await createSeller(t);
+    const post = (id: number, action: string, body?: Record<string, unknown>) => t.http.post(`/api/subscriptions/${id}/${action}`).set(seller.headers).send(body);
+
+    const pix = await create(seller, subscriptionSale('PIX', 'MONTHLY'));
+    const ended = await post(pix.subscription.id, 'cancel', { cancelImmediately: false }).expect(200); // PENDING: no period to finish
+    expect(ended.body.data).toMatchObject({ id: pix.subscription.id, status: 'CANCELLED' });
+    expect((await sendEvent(t, seller, pix.id, 'PAYMENT_CONFIRMED')).status).toBe(409);
+    expect(await get(seller, pix.subscription.id)).toMatchObject({ status: 'CANCELLED', successfulBillings: 0 });
+
+    const failing = await create(seller, { ...subscriptionSale('CREDIT_CARD', 'MONTHLY'), card: card('4000000000000119') });
+    expect(failing.status).toBe('FALHA');
+    expect((await get(seller, failing.subscription.id)).status).toBe('PENDING');
+    const refused = await create(seller, { ...subscriptionSale('CREDIT_CARD', 'MONTHLY'), card: card('4000000000000002') });
+    expect(refused.status).toBe('RECUSADO');
+    expect(await get(seller, refused.subscription.id)).toMatchObject({ status: 'CANCELLED', nextBillingDate: null, failedBillings: 1 });
+
+    const paid = await create(seller, { ...subscriptionSale('CREDIT_CARD', 'MONTHLY'), card: card('4000000000000341') });
+    const due = Date.parse(paid.subscription.nextBillingDate as string);
+    await run(seller, new Date(due + 60_000));
+    await run(seller, new Date(due + 1 * DAY + 60_000));
+    const [, first, second] = await salesOf(paid.subscription.id);
+    expect([first.status, second.status]).toEqual(['RECUSADO', 'RECUSADO']);
+  });
+
+  it('a renewal charged late charges one period, not every period missed; a trial paused and resumed still bills at its end', async () => {
+    const seller = await createSeller(t);
+    const late = await create(seller, subscriptionSale('CREDIT_CARD', 'MONTHLY'));
+    const at = new Date(Date.parse(late.subscription.nextBillingDate as string) + 65 * DAY);
+    expect((await run(seller, at)).subscriptions.renewals).toBe(1);
+    expect(Date.parse((await get(seller, late.subscription.id)).nextBillingDate)).toBe(at.getTime() + 30 * DAY);
+
+    const trial = await create(seller, subscriptionSale('CREDIT_CARD', 'MONTHLY', { subscription: { enabled: true, billingCycle: 'MONTHLY', trialDays: 14 } }));
+    await t.http.post(`/api/subscriptions/${trial.subscription.id}/pause`).set(seller.headers).expect(200);
+    const resumed = await t.http.post(`/api/subscriptions/${trial.subscription.id}/resume`).set(seller.headers).expect(200);
+    expect(resumed.body.data.nextBillingDate).toBe(trial.subscription.trialEndsAt);
+  });
+
+  it('refuses control characters in search and reason with a 400, never a 500', async () => {
+    const seller = await createSeller(t);
+    const sale = await create(seller, subscriptionSale('CREDIT_CARD', 'MONTHLY'));
+    expect((await t.http.get('/api/subscriptions?search=a%00b').set(seller.headers)).status).toBe(400);
+    const response = await t.http.post(`/api/subscriptions/${sale.subscription.id}/cancel`).set(seller.headers).send({ reason: 'a\u0000b' });
+    expect({ status: response.status, code: response.body.error?.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
+    expect((await get(seller, sale.subscription.id)).status).toBe('ACTIVE');
+  });
+
   it('pause, resume and cancel answer spec 4.9-4.11 and 7.5 at every state; nothing is charged while PAUSED', async () => {
     const seller = await createSeller(t);
     const post = (id: number, action: string, body?: Record<string, unknown>) => t.http.post(`/api/subscriptions/${id}/${action}`).set(seller.headers).send(body);
@@ -379,7 +426,9 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
 
     const mine = () => receiver.received.filter((r) => r.path === `/subscription-${seller.id}`);
     const deadline = Date.now() + 15_000;
-    while (mine().filter((r) => r.body.type === 'subscription.status_changed').length < 2 && Date.now() < deadline) {
+    const renewalId = (await salesOf(id))[1].id;
+    const renewalEvents = () => mine().filter((r) => r.body.type === 'transaction.status_changed' && (r.body.data as { id: number }).id === renewalId);
+    while ((mine().filter((r) => r.body.type === 'subscription.status_changed').length < 2 || renewalEvents().length < 2) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const changes = mine().filter((r) => r.body.type === 'subscription.status_changed');
@@ -395,6 +444,10 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
     expect((changes[1].body.data as { status: string }).status).toBe('PAUSED');
     const renewal = (await salesOf(id))[1];
     const announced = mine().filter((r) => r.body.type === 'transaction.status_changed' && (r.body.data as { id: number }).id === renewal.id);
-    expect(announced.map((r) => [r.body.previousStatus, r.body.status])).toEqual([[null, 'PENDENTE']]);
+    // Announced when issued, then cancelled by the pause: a paused subscription's PIX cannot be paid.
+    expect(announced.map((r) => [r.body.previousStatus, r.body.status])).toEqual([
+      [null, 'PENDENTE'],
+      ['PENDENTE', 'CANCELADO'],
+    ]);
   });
 });

@@ -4,6 +4,9 @@ import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, 
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription-status';
 
 const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value);
+/** Text PostgreSQL can store: no NUL or other control characters, no lone surrogates. */
+// eslint-disable-next-line no-control-regex
+const PRINTABLE = /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 /** GET /api/subscriptions (spec 4.7). */
@@ -17,6 +20,7 @@ export class SubscriptionQueryDto {
   @IsOptional()
   @IsString({ message: 'search must be a string' })
   @MaxLength(200, { message: 'search must be at most 200 characters' })
+  @Matches(PRINTABLE, { message: 'search must not contain control characters' })
   search?: string;
 
   @ApiPropertyOptional({ example: '2026-11-01', description: 'YYYY-MM-DD, Brazil time (UTC-3): created on or after that day' })
@@ -52,6 +56,7 @@ export class CancelSubscriptionDto {
   @IsOptional()
   @IsString({ message: 'reason must be a string' })
   @MaxLength(500, { message: 'reason must be at most 500 characters' })
+  @Matches(PRINTABLE, { message: 'reason must not contain control characters' })
   reason?: string;
 
   @ApiPropertyOptional({ example: true, default: true, description: 'false: cancel at the end of the current period' })
