@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
+import { ExclusiveJob } from '../common/jobs/exclusive-job';
 import { CashoutService } from './cashout.service';
 
 /**
@@ -9,22 +10,12 @@ import { CashoutService } from './cashout.service';
  */
 @Injectable()
 export class CashoutScheduler {
-  private readonly logger = new Logger(CashoutScheduler.name);
-  private running = false;
+  private readonly job = new ExclusiveJob<{ sent: number }>(new Logger(CashoutScheduler.name), 'Payout recovery', (r) => r.sent > 0);
 
   constructor(private readonly cashouts: CashoutService) {}
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'payout-recovery' })
-  async recoverPayouts(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const sent = await this.cashouts.recoverPayouts(null);
-      if (sent > 0) this.logger.log({ sent }, 'Unsent payouts sent');
-    } catch (error) {
-      this.logger.error({ err: error }, 'Payout recovery failed');
-    } finally {
-      this.running = false;
-    }
+  recoverPayouts(): Promise<void> {
+    return this.job.run(async () => ({ sent: await this.cashouts.recoverPayouts(null) }));
   }
 }

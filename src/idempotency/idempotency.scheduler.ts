@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
+import { ExclusiveJob } from '../common/jobs/exclusive-job';
 import { IdempotencyService } from './idempotency.service';
 
 /**
@@ -8,17 +9,12 @@ import { IdempotencyService } from './idempotency.service';
  */
 @Injectable()
 export class IdempotencyScheduler {
-  private readonly logger = new Logger(IdempotencyScheduler.name);
+  private readonly job = new ExclusiveJob<{ purged: number }>(new Logger(IdempotencyScheduler.name), 'Idempotency purge', (r) => r.purged > 0);
 
   constructor(private readonly idempotency: IdempotencyService) {}
 
   @Cron(CronExpression.EVERY_10_MINUTES, { name: 'idempotency-purge' })
-  async purge(): Promise<void> {
-    try {
-      const purged = await this.idempotency.purgeExpired(new Date());
-      if (purged > 0) this.logger.log({ purged }, 'Expired idempotency records purged');
-    } catch (error) {
-      this.logger.error({ err: error }, 'Idempotency purge failed');
-    }
+  purge(): Promise<void> {
+    return this.job.run(async () => ({ purged: await this.idempotency.purgeExpired(new Date()) }));
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { SaleTransitionsService } from './sale-transitions.service';
+import { ExclusiveJob } from '../common/jobs/exclusive-job';
+import { SaleDueWorkSummary, SaleTransitionsService } from './sale-transitions.service';
 
 /**
  * Every minute: PIX and boletos past their expiry are cancelled, card reserves past their holding
@@ -10,22 +11,12 @@ import { SaleTransitionsService } from './sale-transitions.service';
  */
 @Injectable()
 export class SalesScheduler {
-  private readonly logger = new Logger(SalesScheduler.name);
-  private running = false;
+  private readonly job = new ExclusiveJob<SaleDueWorkSummary>(new Logger(SalesScheduler.name), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges > 0);
 
   constructor(private readonly transitions: SaleTransitionsService) {}
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'sales-due-work' })
-  async runDueWork(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const summary = await this.transitions.runDueWork(new Date(), null);
-      if (summary.expiredSales || summary.releasedReserves || summary.recoveredCharges) this.logger.log(summary, 'Sales due work done');
-    } catch (error) {
-      this.logger.error({ err: error }, 'Sales due work failed');
-    } finally {
-      this.running = false;
-    }
+  runDueWork(): Promise<void> {
+    return this.job.run(() => this.transitions.runDueWork(new Date(), null));
   }
 }

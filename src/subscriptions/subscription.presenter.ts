@@ -21,14 +21,7 @@ export function toSaleSubscription(s: SubscriptionEntity): SaleSubscriptionRespo
 /** Spec 2.6 list item form. */
 export function toSubscriptionListItem(s: SubscriptionEntity): SubscriptionListItem {
   return {
-    id: s.id,
-    status: s.status,
-    billingCycle: s.billingCycle,
-    amount: s.amountCents,
-    nextBillingDate: iso(s.nextBillingDate),
-    trialEndsAt: iso(s.trialEndsAt),
-    customerEmail: s.customerEmail,
-    customerName: s.customerName,
+    ...toSaleSubscription(s),
     paymentMethod: s.paymentMethod,
     product: { id: s.productId, name: s.productName },
     createdAt: s.createdAt.toISOString(),

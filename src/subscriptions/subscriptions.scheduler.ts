@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { SubscriptionsService } from './subscriptions.service';
+import { ExclusiveJob } from '../common/jobs/exclusive-job';
+import { BillingSummary, SubscriptionsService } from './subscriptions.service';
 
 /**
  * Every minute: renewals, card retries on the dunning schedule, PAST_DUE grace handling, PIX renewals
@@ -10,22 +11,14 @@ import { SubscriptionsService } from './subscriptions.service';
  */
 @Injectable()
 export class SubscriptionsScheduler {
-  private readonly logger = new Logger(SubscriptionsScheduler.name);
-  private running = false;
+  private readonly job = new ExclusiveJob<BillingSummary>(new Logger(SubscriptionsScheduler.name), 'Subscription billing', (s) =>
+    Object.values(s).some((count) => count > 0),
+  );
 
   constructor(private readonly subscriptions: SubscriptionsService) {}
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'subscription-billing' })
-  async runBilling(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const summary = await this.subscriptions.runBilling(new Date(), null);
-      if (Object.values(summary).some((count) => count > 0)) this.logger.log(summary, 'Subscription billing done');
-    } catch (error) {
-      this.logger.error({ err: error }, 'Subscription billing failed');
-    } finally {
-      this.running = false;
-    }
+  runBilling(): Promise<void> {
+    return this.job.run(() => this.subscriptions.runBilling(new Date(), null));
   }
 }

@@ -1,20 +1,11 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { AddressInfo, createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { describeDatabaseUrl } from '../../src/database/database-url';
+import { freePort, TS_NODE } from './setup/processes';
 
 const run = promisify(execFile);
-const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  return port;
-}
 
 async function waitForHealth(base: string, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 40_000;

@@ -1,8 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { AddressInfo, createServer } from 'node:net';
 import { DataSource } from 'typeorm';
 import { createSeller, TestSeller } from './setup/factories';
+import { ServiceProcess, startServiceProcess } from './setup/processes';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
@@ -133,10 +132,6 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   });
 
   it('card: the process dies after the acquirer approved → after a restart the recovery job makes the sale PAGO, with exactly one charge', async () => {
-    const server = createServer().listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const port = (server.address() as AddressInfo).port;
-    server.close();
     const drop = await withTrigger(
       'fault_card_stall',
       'UPDATE',
@@ -144,19 +139,10 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
       `OLD.status = 'EM_PROCESSAMENTO' AND NEW.status <> OLD.status AND NEW.amount_cents = 4444`,
       `PERFORM pg_sleep(60)`,
     );
-    let child: ChildProcess | null = null;
-    let output = '';
+    let service: ServiceProcess | null = null;
     try {
-      child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-        env: { ...process.env, PORT: String(port), DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      child.stdout?.on('data', (chunk) => (output += chunk));
-      child.stderr?.on('data', (chunk) => (output += chunk));
-      const base = `http://127.0.0.1:${port}`;
-      await until('the service to answer', () => fetch(`${base}/health`).then((r) => r.ok, () => false), 40_000).catch((error: Error) => {
-        throw new Error(`${error.message}: ${output}`);
-      });
+      service = await startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'warn' });
+      const { base, child } = service;
 
       const pending = fetch(`${base}/api/sales`, {
         method: 'POST',
@@ -173,7 +159,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
       // PostgreSQL ends the dead client's session (done here at once rather than when it notices).
       await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [databaseName()]);
     } finally {
-      if (child && child.exitCode === null) child.kill('SIGKILL');
+      if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
       await drop();
     }
 

@@ -1,38 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { AddressInfo, createServer } from 'node:net';
 import { createSeller, TestSeller } from './setup/factories';
+import { ServiceProcess, startServiceProcess } from './setup/processes';
 import { card, customer } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
 const SUBSCRIPTIONS = 1000;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  return port;
-}
-
-/** The service as `npm start` runs it, in a process of its own, on the suite's database. */
-async function startInstance(): Promise<{ base: string; child: ChildProcess; output: () => string }> {
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`instance did not start: ${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return { base, child, output: () => output };
-}
 
 /**
  * Two processes of the service on one database run the billing at the same moment over 1,000 due
@@ -42,7 +13,8 @@ async function startInstance(): Promise<{ base: string; child: ChildProcess; out
 describe('Subscription billing with two instances on one database (issue 9)', () => {
   let t: TestApp;
   let seller: TestSeller;
-  const instances: Array<{ base: string; child: ChildProcess; output: () => string }> = [];
+  const instances: ServiceProcess[] = [];
+  const startInstance = () => startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' });
 
   beforeAll(async () => {
     t = await startApp();
@@ -50,12 +22,7 @@ describe('Subscription billing with two instances on one database (issue 9)', ()
     instances.push(...(await Promise.all([startInstance(), startInstance()])));
   }, 90_000);
   afterAll(async () => {
-    for (const { child } of instances) {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
-    }
+    await Promise.all(instances.map((instance) => instance.stop()));
     await t.close();
   });
 

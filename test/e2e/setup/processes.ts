@@ -1,0 +1,46 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
+
+export const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
+
+/** A TCP port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  return port;
+}
+
+export interface ServiceProcess {
+  base: string;
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** The service as `npm start` runs it (src/main.ts), in a process of its own, once it answers /health. */
+export async function startServiceProcess(env: Record<string, string | undefined>): Promise<ServiceProcess> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, [...TS_NODE, 'src/main.ts'], { env: { ...process.env, PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the service did not start: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    base,
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
