@@ -1,15 +1,11 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { isPublicAddress, urlFormProblem } from '../domain/network-address';
 
 /** Why a notification URL is refused, or null when it may be called. */
 export type UrlRefusal = string | null;
 
-/** Only public unicast addresses: loopback, private, link-local, CGNAT, multicast, reserved… are refused. */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
-}
+export { isPublicAddress } from '../domain/network-address';
 
 export interface ResolvedUrl {
   url: URL;
@@ -30,6 +26,8 @@ export async function resolveNotificationUrl(raw: string, allowPrivate: boolean)
     throw new UrlRefusedError('is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlRefusedError('must be an http or https URL');
+  const formProblem = urlFormProblem(url);
+  if (formProblem) throw new UrlRefusedError(formProblem);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
   if (!allowPrivate) {

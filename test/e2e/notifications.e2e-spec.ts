@@ -178,7 +178,17 @@ describe('Postback delivery survives outages', () => {
 });
 
 describe('postbackUrl safety (platform.md §5)', () => {
-  it.each(['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]:9/x'])(
+  it.each([
+    'http://127.0.0.1:9/x',
+    'http://localhost:9/x',
+    'http://10.1.2.3/x',
+    'http://192.168.0.10/x',
+    'http://169.254.169.254/latest',
+    'http://[::1]:9/x',
+    'http://[::7f00:1]:9/x',
+    'http://[::127.0.0.1]:9/x',
+    'http://[::ffff:127.0.0.1]:9/x',
+  ])(
     'refuses %s at sale creation with 400 unless private networks are allowed',
     async (url) => {
       const t = await startApp({ POSTBACK_ALLOW_PRIVATE_NETWORKS: 'false' });
@@ -191,6 +201,21 @@ describe('postbackUrl safety (platform.md §5)', () => {
       }
     },
   );
+
+  it('refuses a postbackUrl or webhook URL that carries a user name or password, even where private networks are allowed', async () => {
+    const t = await startApp();
+    try {
+      const seller = await createSeller(t);
+      const response = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { postbackUrl: 'https://user:secret@example.com/hook' })).expect(400);
+      expect(response.body.details).toEqual({ field: 'postbackUrl', message: expect.stringMatching(/user name or password/) });
+      const webhook = await t.http.post(`/admin/sellers/${seller.id}/webhooks`).set(adminHeaders).send({ url: 'https://user@example.com/hook', type: 'WITHDRAWAL' });
+      expect(webhook.status).toBe(400);
+      expect(JSON.stringify(webhook.body)).not.toContain('secret');
+      expect((await t.db.query('SELECT count(*)::int AS n FROM sales WHERE seller_id = $1', [seller.id]))[0].n).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
 
   it('refuses again at delivery time, so a URL accepted earlier cannot reach a private address', async () => {
     const receiver = await Receiver.start();
