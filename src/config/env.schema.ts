@@ -156,5 +156,9 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     const message = Object.values(first.constraints ?? {})[0] ?? `${first.property} is invalid`;
     throw new InvalidEnvironmentError(`Invalid configuration: ${message}`);
   }
+  if (raw.NODE_ENV === 'production' && !env.ENCRYPTION_KEY) {
+    // The development key is in the repository: stored secrets would be readable by anyone with it.
+    throw new InvalidEnvironmentError('Invalid configuration: ENCRYPTION_KEY is required when NODE_ENV=production (64 hexadecimal characters)');
+  }
   return env;
 }

@@ -1,48 +1,61 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Response } from 'express';
 import Redis from 'ioredis';
 import { REDIS_CLIENT } from '../redis/redis.module';
 
 const CHECK_TIMEOUT_MS = 1500;
 
+type RedisState = { status: 'up' } | { status: 'down'; degraded: true; message: string };
+
+/**
+ * Readiness and liveness. Readiness (`/health`) fails only when PostgreSQL does not answer: Redis down
+ * is reported as degraded, because sales, cashouts and subscriptions keep working (notifications wait
+ * in the outbox), so a load balancer must not pull every instance during a Redis blip. Liveness
+ * (`/health/live`) only says the process answers.
+ */
 @ApiTags('Health')
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
-    private readonly indicators: HealthIndicatorService,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
   ) {}
 
   @Get()
   @HealthCheck({ swaggerDocumentation: false })
-  @ApiOperation({ summary: 'PostgreSQL and Redis reachability; no keys needed' })
-  @ApiResponse({ status: 200, description: 'Both up', schema: { example: { status: 'ok', info: { database: { status: 'up' }, redis: { status: 'up' } }, error: {}, details: {} } } })
-  @ApiResponse({ status: 503, description: 'One is down', schema: { example: { status: 'error', info: {}, error: { redis: { status: 'down', message: 'Connection is closed.' } }, details: {} } } })
+  @ApiOperation({ summary: 'Readiness: 200 while PostgreSQL answers (Redis down is reported as degraded); no keys needed' })
+  @ApiResponse({ status: 200, description: 'Ready', schema: { example: { status: 'ok', info: { database: { status: 'up' }, redis: { status: 'up' } }, error: {}, details: {} } } })
+  @ApiResponse({ status: 503, description: 'PostgreSQL does not answer', schema: { example: { status: 'error', info: {}, error: { database: { status: 'down' } }, details: {} } } })
   async check(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResult> {
+    const redis = await this.redisState();
+    let result: HealthCheckResult;
     try {
-      return await this.health.check([
-        () => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }),
-        () => this.redisCheck(),
-      ]);
+      result = await this.health.check([() => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS })]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       response.status(503);
-      return error.getResponse() as HealthCheckResult;
+      result = error.getResponse() as HealthCheckResult;
     }
+    return { ...result, info: { ...result.info, redis }, details: { ...result.details, redis } };
   }
 
-  private async redisCheck() {
-    const indicator = this.indicators.check('redis');
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness: the process answers (no dependency checked)' })
+  @ApiResponse({ status: 200, schema: { example: { status: 'ok' } } })
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  private async redisState(): Promise<RedisState> {
     try {
       const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref());
       await Promise.race([this.redis.ping(), timeout]);
-      return indicator.up();
+      return { status: 'up' };
     } catch (error) {
-      return indicator.down({ message: (error as Error).message });
+      return { status: 'down', degraded: true, message: (error as Error).message };
     }
   }
 }

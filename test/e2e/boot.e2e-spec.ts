@@ -102,4 +102,15 @@ describe('Booting the service and the operator CLI', () => {
     expect(failure?.code).toBe(1);
     expect(failure?.stderr.trim()).toBe('Invalid configuration: PORT must be an integer between 1 and 65535');
   });
+
+  it('refuses to boot in production without ENCRYPTION_KEY (the development key is in the repository)', async () => {
+    const failure = await run(process.execPath, [...TS_NODE, 'src/main.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', ENCRYPTION_KEY: undefined, DATABASE_URL: databaseUrl },
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr.trim()).toBe('Invalid configuration: ENCRYPTION_KEY is required when NODE_ENV=production (64 hexadecimal characters)');
+  });
 });

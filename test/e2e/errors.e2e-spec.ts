@@ -1,5 +1,6 @@
 import { createSeller } from './setup/factories';
 import { TestRedis } from './setup/redis-server';
+import { saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
 /** Spec §7: every family answers in its own shape, even for errors raised before any route runs. */
@@ -65,22 +66,25 @@ describe('Error shapes by endpoint family (spec §7)', () => {
     expect(response.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' }, redis: { status: 'up' } } });
   });
 
-  it('answers GET /health 503 naming Redis while Redis is down, and 200 once it is back', async () => {
+  it('keeps GET /health 200 while Redis is down, reporting Redis degraded, and keeps taking sales; /health/live answers', async () => {
     const redis = await TestRedis.start();
     const app = await startApp({ REDIS_URL: redis.url });
     try {
       await app.http.get('/health').expect(200);
       await redis.down();
-      const response = await app.http.get('/health').expect(503);
-      expect(response.body).toMatchObject({ status: 'error', error: { redis: { status: 'down' } }, info: { database: { status: 'up' } } });
+      const response = await app.http.get('/health').expect(200);
+      expect(response.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' }, redis: { status: 'down', degraded: true } } });
+      const seller = await createSeller(app);
+      expect((await app.http.post('/api/sales').set(seller.headers).send(saleBody('CREDIT_CARD'))).status).toBe(201);
+      expect((await app.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
       await redis.up();
       const deadline = Date.now() + 10_000;
-      let status = 503;
-      while (status !== 200 && Date.now() < deadline) {
-        status = (await app.http.get('/health')).status;
-        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+      let state = 'down';
+      while (state !== 'up' && Date.now() < deadline) {
+        state = (await app.http.get('/health').expect(200)).body.info.redis.status;
+        if (state !== 'up') await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      expect(status).toBe(200);
+      expect(state).toBe('up');
     } finally {
       await app.close();
       await redis.down();
