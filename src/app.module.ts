@@ -7,7 +7,8 @@ import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { BalanceModule } from './balance/balance.module';
 import { CashoutModule } from './cashout/cashout.module';
-import { KeyPairThrottlerGuard } from './common/guards/key-pair-throttler.guard';
+import { ClientThrottlerGuard } from './common/guards/client-throttler.guard';
+import { FailOpenRedisThrottlerStorage } from './common/guards/fail-open-throttler.storage';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -15,7 +16,8 @@ import { describeDatabaseUrl } from './database/database-url';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { NotificationsModule } from './notifications/notifications.module';
-import { RedisModule } from './redis/redis.module';
+import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
+import Redis from 'ioredis';
 import { SandboxModule } from './sandbox/sandbox.module';
 import { SalesModule } from './sales/sales.module';
 import { SellerModule } from './seller/seller.module';
@@ -35,10 +37,12 @@ import { TransactionsModule } from './transactions/transactions.module';
       useFactory: (config: AppConfig) => ({ url: config.redisUrl, prefix: `bull:${describeDatabaseUrl(config.databaseUrl).databaseName}` }),
     }),
     ThrottlerModule.forRootAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
+      inject: [AppConfig, REDIS_CLIENT],
+      useFactory: (config: AppConfig, redis: Redis) => ({
         throttlers: [{ name: 'default', ttl: 1000, limit: Math.max(config.rateLimitPerSecond, 1) }],
         skipIf: () => config.rateLimitPerSecond === 0,
+        // Counters shared by every instance on this database, kept apart from other databases' instances.
+        storage: new FailOpenRedisThrottlerStorage(redis, `throttle:${describeDatabaseUrl(config.databaseUrl).databaseName}:`),
       }),
     }),
     AuthModule,
@@ -53,6 +57,6 @@ import { TransactionsModule } from './transactions/transactions.module';
     AdminModule,
     SandboxModule,
   ],
-  providers: [{ provide: APP_GUARD, useClass: KeyPairThrottlerGuard }],
+  providers: [{ provide: APP_GUARD, useClass: ClientThrottlerGuard }],
 })
 export class AppModule {}

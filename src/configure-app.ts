@@ -1,4 +1,5 @@
 import { NextFunction, Request, Response, json } from 'express';
+import helmet from 'helmet';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -31,6 +32,10 @@ function parseJsonBodies(app: NestExpressApplication): void {
 /** Everything the running service and the e2e tests share on top of AppModule. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.useLogger(app.get(Logger));
+  // Security headers (nosniff, frame denial, HSTS, no referrer…). The answers are JSON; the CSP is left to
+  // the one HTML page (/docs), whose Swagger UI needs inline scripts. No CORS: browsers must not call the
+  // API with a seller's keys (spec §5), so no cross-origin access is granted.
+  app.use(helmet({ contentSecurityPolicy: false }));
   parseJsonBodies(app);
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());

@@ -114,6 +114,50 @@ describe('Error shapes by endpoint family (spec §7)', () => {
     }
   });
 
+  it('counts the limit per verified key pair: requests with a seller\'s public key and a wrong private key spend the caller\'s address budget, not the seller\'s', async () => {
+    const limited = await startApp({ RATE_LIMIT_RPS: '3' });
+    try {
+      const seller = await createSeller(limited);
+      const forged = { 'X-Api-Public-Key': seller.publicKey, 'X-Api-Private-Key': 'sk_wrongwrongwrongwrongwrong' };
+      const attack = [];
+      for (let i = 0; i < 6; i += 1) attack.push((await limited.http.get('/api/public/balance').set(forged)).status);
+      expect(attack[0]).toBe(401);
+      expect(attack).toContain(429);
+      await limited.http.get('/api/public/balance').set(seller.headers).expect(200); // the seller's own budget is untouched
+
+      const anonymous = [];
+      for (let i = 0; i < 8; i += 1) anonymous.push((await limited.http.get('/api/seller')).status);
+      expect(anonymous).toContain(429); // no keys: counted per address
+      const admin = [];
+      for (let i = 0; i < 8; i += 1) admin.push(await limited.http.get('/admin/settings').set('X-Admin-Token', 'wrong-token-0123456789'));
+      const refused = admin.find((response) => response.status === 429);
+      expect(Number(refused?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(refused?.body).toEqual({ error: 'RATE_LIMITED', message: expect.any(String) });
+      expect((await limited.http.get('/health')).status).toBe(200); // probes are never limited
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('holds the limit across two instances (counters in Redis), and sends security headers without X-Powered-By', async () => {
+    const first = await startApp({ RATE_LIMIT_RPS: '4' });
+    const second = await startApp({ RATE_LIMIT_RPS: '4' });
+    try {
+      const seller = await createSeller(first);
+      const statuses = [];
+      for (let i = 0; i < 8; i += 1) statuses.push((await (i % 2 ? second : first).http.get('/api/public/balance').set(seller.headers)).status);
+      expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(4);
+      expect(statuses).toContain(429);
+      const response = await first.http.get('/health');
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['x-powered-by']).toBeUndefined();
+      expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   it('publishes the OpenAPI document with every route, the key headers and examples', async () => {
     const { body } = await t.http.get('/docs-json').expect(200);
     const routes = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>

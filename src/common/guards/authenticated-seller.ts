@@ -5,3 +5,6 @@ export interface AuthenticatedSeller {
 }
 
 export const SELLER_REQUEST_KEY = 'authenticatedSeller';
+
+/** Where the rate limiter leaves a key pair it has already verified, for ApiKeyGuard to use. */
+export const VERIFIED_PAIR_KEY = 'verifiedKeyPair';
