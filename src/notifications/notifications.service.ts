@@ -143,7 +143,20 @@ export class NotificationsService {
     const event = await this.notifications.findEvent(outboxId);
     if (!event || event.status !== 'PENDING') return;
     const body = JSON.stringify(event.payload);
-    const result = await this.send(event, body);
+    let secret: string | null = null;
+    if (event.signed) {
+      try {
+        secret = await this.sellers.postbackSecret(event.sellerId);
+      } catch (error) {
+        // No retry can sign it (the key that sealed the secret is gone): FAILED at once, with the reason,
+        // so it never holds back the sale's later events; the operator rotates the secret and redelivers.
+        const reason = `cannot sign: the postback secret cannot be decrypted (${(error as Error).message}); rotate it and redeliver`;
+        await this.notifications.recordAttempt(event, { attemptedAt: new Date(), responseStatus: null, error: reason, durationMs: 0 }, { status: 'FAILED', nextAttemptAt: null });
+        this.logger.error({ outboxId, sellerId: event.sellerId }, 'Postback not signed: its secret cannot be decrypted');
+        return;
+      }
+    }
+    const result = await this.send(event, body, secret);
     const delivered = result.responseStatus !== null && result.responseStatus >= 200 && result.responseStatus < 300;
     const error = delivered ? null : (result.error ?? `answered HTTP ${result.responseStatus}`);
     const retryAt = delivered ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
@@ -156,7 +169,7 @@ export class NotificationsService {
     if (status === 'FAILED') this.logger.warn({ outboxId, url: event.url, error }, 'Notification failed for good after its last retry');
   }
 
-  private async send(event: OutboxEventEntity, body: string): Promise<SendResult> {
+  private async send(event: OutboxEventEntity, body: string, secret: string | null): Promise<SendResult> {
     let target;
     try {
       target = await resolveNotificationUrl(event.url, this.config.postbackAllowPrivateNetworks);
@@ -164,9 +177,9 @@ export class NotificationsService {
       return { responseStatus: null, error: `refused: ${(error as Error).message}`, durationMs: 0 };
     }
     const headers: Record<string, string> = { 'User-Agent': USER_AGENT };
-    if (event.signed) {
+    if (event.signed && secret !== null) {
       headers['X-Event-Id'] = event.eventId;
-      headers['X-Signature'] = signatureHeader(await this.sellers.postbackSecret(event.sellerId), body, Math.floor(Date.now() / 1000));
+      headers['X-Signature'] = signatureHeader(secret, body, Math.floor(Date.now() / 1000));
     }
     return postJson(target, body, headers, DELIVERY_TIMEOUT_MS);
   }

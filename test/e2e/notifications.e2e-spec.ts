@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { verifySignature } from '../../src/domain/postback-signature';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { Receiver } from './setup/receiver';
@@ -173,6 +174,39 @@ describe('Postback delivery survives outages', () => {
       expectSignedBy(seller.postbackSecret, request);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('a postback secret that cannot be decrypted (issue 10)', () => {
+  it('marks the delivery FAILED with the reason at once, never holding back later events, which go out signed once the secret is rotated', async () => {
+    const receiver = await Receiver.start();
+    const t = await startApp(FAST);
+    try {
+      const seller = await createSeller(t);
+      const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+      // As if ENCRYPTION_KEY had changed: the sealed secret no longer opens.
+      await t.db.query(`UPDATE sellers SET postback_secret_encrypted = 'v1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA.AAAA' WHERE id = $1`, [seller.id]);
+      await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+      const deadline = Date.now() + 10_000;
+      let failed: Array<{ status: string; last_error: string }> = [];
+      while (failed.length === 0 && Date.now() < deadline) {
+        failed = await t.db.query(`SELECT status, last_error FROM outbox_events WHERE seller_id = $1 AND status = 'FAILED'`, [seller.id]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(failed).toEqual([{ status: 'FAILED', last_error: expect.stringMatching(/cannot be decrypted/) }]);
+
+      const secret = (await t.http.post(`/admin/sellers/${seller.id}/postback-secret`).set(adminHeaders).expect(201)).body.postbackSecret as string;
+      await sendEvent(t, seller, sale.id, 'REFUNDED');
+      const until = Date.now() + 10_000;
+      while (!receiver.received.some((r) => r.body.status === 'ESTORNADO') && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+      const delivered = receiver.received.find((r) => r.body.status === 'ESTORNADO');
+      expect(delivered).toBeDefined();
+      const [, timestamp, signature] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(delivered?.headers['x-signature'] as string) ?? [];
+      expect(createHmac('sha256', secret).update(`${timestamp}.${delivered?.rawBody}`).digest('hex')).toBe(signature);
+    } finally {
+      await t.close();
+      await receiver.close();
     }
   });
 });
