@@ -7,6 +7,7 @@ import { CreateOutbox1795360000003 } from './1795360000003-CreateOutbox';
 import { CreateWithdrawals1795360000004 } from './1795360000004-CreateWithdrawals';
 import { AddProviderReferences1795370000000 } from './1795370000000-AddProviderReferences';
 import { CreateSubscriptions1795380000000 } from './1795380000000-CreateSubscriptions';
+import { AddOutboxRetentionIndex1795390000000 } from './1795390000000-AddOutboxRetentionIndex';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   CreateWithdrawals1795360000004,
   AddProviderReferences1795370000000,
   CreateSubscriptions1795380000000,
+  AddOutboxRetentionIndex1795390000000,
 ];

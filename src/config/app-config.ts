@@ -71,6 +71,9 @@ export class AppConfig {
   get subscriptionDunning(): { retryOffsetsDays: number[]; graceDays: number } {
     return { retryOffsetsDays: this.env.SUBSCRIPTION_RETRY_DAYS.split(',').map(Number), graceDays: this.env.SUBSCRIPTION_GRACE_DAYS };
   }
+  get outboxRetentionDays(): number {
+    return this.env.OUTBOX_RETENTION_DAYS;
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

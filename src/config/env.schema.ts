@@ -125,6 +125,13 @@ export class EnvironmentVariables {
   @Max(60, { message: 'SUBSCRIPTION_GRACE_DAYS must be a whole number of days, 1 to 60' })
   SUBSCRIPTION_GRACE_DAYS = 7;
 
+  /** Delivered postbacks and webhooks, with their delivery attempts, are deleted this many days after delivery. */
+  @Transform(toInteger)
+  @IsInt({ message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
+  @Min(1, { message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
+  @Max(3650, { message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
+  OUTBOX_RETENTION_DAYS = 30;
+
   /**
    * Development and test aid: a query that would take a second pool connection while the same unit of
    * work holds one inside a transaction fails at once instead of waiting (the tests run with it on).

@@ -9,6 +9,7 @@ import { NotificationsController } from './notifications.controller';
 import { NotificationsProcessor } from './notifications.processor';
 import { NOTIFICATIONS_QUEUE, NotificationsRelay } from './notifications.relay';
 import { NotificationsRepository } from './notifications.repository';
+import { NotificationsScheduler } from './notifications.scheduler';
 import { NotificationsService } from './notifications.service';
 
 @Module({
@@ -18,7 +19,7 @@ import { NotificationsService } from './notifications.service';
     SellerModule,
   ],
   controllers: [NotificationsController],
-  providers: [NotificationsService, NotificationsRepository, NotificationsRelay, NotificationsProcessor],
+  providers: [NotificationsService, NotificationsRepository, NotificationsRelay, NotificationsProcessor, NotificationsScheduler],
   exports: [NotificationsService],
 })
 export class NotificationsModule {}

@@ -119,4 +119,25 @@ export class NotificationsRepository {
     );
     return affected === 1;
   }
+
+  /**
+   * Deletes up to `limit` events DELIVERED before `before`, with their delivery attempts, in one
+   * transaction under an advisory lock (one instance at a time; others skip). Failed and pending events
+   * are kept. Returns how many events went.
+   */
+  async purgeDelivered(before: Date, limit: number): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      const [{ locked }]: Array<{ locked: boolean }> = await manager.query(`SELECT pg_try_advisory_xact_lock(hashtext('outbox-retention')) AS locked`);
+      if (!locked) return 0;
+      const rows: Array<{ id: string }> = await manager.query(
+        `SELECT id FROM outbox_events WHERE status = 'DELIVERED' AND delivered_at < $1 ORDER BY delivered_at LIMIT $2`,
+        [before, limit],
+      );
+      if (rows.length === 0) return 0;
+      const ids = rows.map((row) => row.id);
+      await manager.query(`DELETE FROM delivery_attempts WHERE outbox_id = ANY($1::bigint[])`, [ids]);
+      await manager.query(`DELETE FROM outbox_events WHERE id = ANY($1::bigint[])`, [ids]);
+      return ids.length;
+    });
+  }
 }

@@ -184,6 +184,17 @@ export class NotificationsService {
     return postJson(target, body, headers, DELIVERY_TIMEOUT_MS);
   }
 
+  /** Deletes delivered events (and their attempts) older than OUTBOX_RETENTION_DAYS, in batches. Returns how many went. */
+  async purgeDelivered(now: Date): Promise<number> {
+    const before = new Date(now.getTime() - this.config.outboxRetentionDays * 86_400_000);
+    let purged = 0;
+    for (;;) {
+      const batch = await this.notifications.purgeDelivered(before, 1000);
+      purged += batch;
+      if (batch < 1000) return purged;
+    }
+  }
+
   /** The operator's view of a seller's deliveries, newest first, with every try. */
   async deliveries(sellerId: number, status: DeliveryStatus | undefined, limit: number): Promise<DeliveryView[]> {
     await this.sellers.assertExists(sellerId);

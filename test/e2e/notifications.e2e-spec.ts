@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { verifySignature } from '../../src/domain/postback-signature';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
+import { NotificationsService } from '../../src/notifications/notifications.service';
 import { Receiver } from './setup/receiver';
 import { TestRedis } from './setup/redis-server';
 import { createSale, saleBody, sendEvent } from './setup/sales';
@@ -204,6 +205,44 @@ describe('a postback secret that cannot be decrypted (issue 10)', () => {
       expect(delivered).toBeDefined();
       const [, timestamp, signature] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(delivered?.headers['x-signature'] as string) ?? [];
       expect(createHmac('sha256', secret).update(`${timestamp}.${delivered?.rawBody}`).digest('hex')).toBe(signature);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('outbox retention (issue 10)', () => {
+  it('deletes delivered events and their attempts older than OUTBOX_RETENTION_DAYS, and keeps recent, failed and pending ones', async () => {
+    const receiver = await Receiver.start();
+    const t = await startApp({ ...FAST, OUTBOX_RETENTION_DAYS: '30' });
+    try {
+      const seller = await createSeller(t);
+      const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+      await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+      await sendEvent(t, seller, sale.id, 'REFUNDED');
+      const deadline = Date.now() + 10_000;
+      let delivered: Array<{ id: string }> = [];
+      while (delivered.length < 2 && Date.now() < deadline) {
+        delivered = await t.db.query(`SELECT id FROM outbox_events WHERE seller_id = $1 AND status = 'DELIVERED' ORDER BY id`, [seller.id]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(delivered).toHaveLength(2);
+      const [old, recent] = delivered.map((row) => row.id);
+      await t.db.query(`UPDATE outbox_events SET delivered_at = now() - interval '31 days' WHERE id = $1`, [old]);
+      const [failedRow] = await t.db.query(
+        `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, status, created_at)
+         SELECT gen_random_uuid(), seller_id, channel, 'retention-test', url, signed, payload, 'FAILED', now() - interval '90 days' FROM outbox_events WHERE id = $1
+         RETURNING id`,
+        [old],
+      );
+
+      const purged = await t.app.get(NotificationsService).purgeDelivered(new Date());
+      expect(purged).toBeGreaterThanOrEqual(1);
+      const left: Array<{ id: string }> = await t.db.query(`SELECT id FROM outbox_events WHERE id = ANY($1::bigint[]) ORDER BY id`, [[old, recent, failedRow.id]]);
+      expect(left.map((row) => row.id)).toEqual([recent, failedRow.id]);
+      expect((await t.db.query(`SELECT count(*)::int AS n FROM delivery_attempts WHERE outbox_id = $1`, [old]))[0].n).toBe(0);
+      expect((await t.db.query(`SELECT count(*)::int AS n FROM delivery_attempts WHERE outbox_id = $1`, [recent]))[0].n).toBe(1);
     } finally {
       await t.close();
       await receiver.close();
