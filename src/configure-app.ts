@@ -10,6 +10,8 @@ import { FallbackExceptionFilter } from './common/filters/fallback-exception.fil
 import { toDomainError } from './common/filters/to-domain-error';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { AppModule } from './app.module';
+import { RequestValidationError } from './domain/domain-error';
+import { requestShapeProblem } from './domain/request-shape';
 
 /** Largest JSON body accepted; larger ones get 413 in the family's error shape. */
 export const BODY_LIMIT = '1mb';
@@ -26,6 +28,12 @@ export async function createApp(): Promise<NestExpressApplication> {
  */
 function parseJsonBodies(app: NestExpressApplication): void {
   app.use(json({ limit: BODY_LIMIT }));
+  // Before any transformation or validation: depth, array and string limits, and characters PostgreSQL
+  // cannot store, in the body and the query (400 naming the field, in the family's shape).
+  app.use((request: Request, _response: Response, next: NextFunction) => {
+    const problem = requestShapeProblem(request.body) ?? requestShapeProblem(request.query);
+    next(problem ? new RequestValidationError([], [problem]) : undefined);
+  });
   app.use((error: unknown, _request: Request, _response: Response, next: NextFunction) => next(toDomainError(error) ?? error));
 }
 

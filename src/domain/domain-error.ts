@@ -60,17 +60,22 @@ export class DomainError extends Error {
 }
 
 /** A request whose fields are missing or invalid. */
+/** At most this many missing fields and field errors are reported (a hostile body could hold thousands). */
+export const MAX_REPORTED_FIELD_ERRORS = 20;
+
 export class RequestValidationError extends DomainError {
-  constructor(
-    readonly missingFields: string[],
-    readonly fieldErrors: FieldError[],
-  ) {
+  readonly missingFields: string[];
+  readonly fieldErrors: FieldError[];
+
+  constructor(missingFields: string[], fieldErrors: FieldError[]) {
     super(
       missingFields.length > 0 ? 'MISSING_FIELDS' : 'VALIDATION_ERROR',
       missingFields.length > 0
-        ? `Missing required fields: ${missingFields.join(', ')}`
+        ? `Missing required fields: ${missingFields.slice(0, MAX_REPORTED_FIELD_ERRORS).join(', ')}`
         : `Invalid field ${fieldErrors[0]?.field ?? ''}: ${fieldErrors[0]?.message ?? ''}`.trim(),
     );
+    this.missingFields = missingFields.slice(0, MAX_REPORTED_FIELD_ERRORS);
+    this.fieldErrors = fieldErrors.slice(0, MAX_REPORTED_FIELD_ERRORS);
   }
 }
 

@@ -1,0 +1,22 @@
+import { requestShapeProblem } from './request-shape';
+
+describe('request shape limits', () => {
+  it('accepts ordinary bodies, accents and emoji included', () => {
+    expect(requestShapeProblem({ customer: { name: 'João 😀' }, items: [{ title: 'Curso' }], metadata: { a: [1, 2, { b: null }] } })).toBeNull();
+  });
+
+  it('names the field holding a NUL or an unpaired surrogate, at any depth', () => {
+    expect(requestShapeProblem({ customer: { name: 'a\u0000b' } })).toEqual({ field: 'customer.name', message: expect.stringMatching(/cannot be stored/) });
+    expect(requestShapeProblem({ metadata: { notes: ['ok', 'x\ud800'] } })?.field).toBe('metadata.notes[1]');
+    expect(requestShapeProblem({ metadata: { tail: 'x\udc00y' } })?.field).toBe('metadata.tail');
+    expect(requestShapeProblem({ ['bad\u0000key']: 1 })?.message).toMatch(/field name/);
+  });
+
+  it('refuses deep nesting and huge arrays without walking them recursively', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i += 1) deep = { a: deep };
+    expect(requestShapeProblem(deep)?.message).toMatch(/deeper than 16/);
+    expect(requestShapeProblem({ items: Array.from({ length: 100_000 }, () => ({ title: 'x' })) })).toEqual({ field: 'items', message: 'must have at most 1000 entries' });
+    expect(requestShapeProblem({ note: 'x'.repeat(100_001) })?.field).toBe('note');
+  });
+});

@@ -1,0 +1,41 @@
+import { FieldError } from './domain-error';
+
+/** Limits every request body and query meets before any transformation or validation work. */
+export const REQUEST_LIMITS = { maxDepth: 16, maxArrayLength: 1000, maxStringLength: 100_000 } as const;
+
+/** Characters PostgreSQL cannot store in text or jsonb: NUL, and UTF-16 surrogates that are not paired. */
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const pathOf = (parent: string, key: string | number): string =>
+  typeof key === 'number' ? `${parent}[${key}]` : parent ? `${parent}.${key}` : key;
+
+/**
+ * The first problem of a parsed JSON body or query (pure, iterative, so no input can exhaust the stack):
+ * nesting deeper than maxDepth, an array longer than maxArrayLength, a string (value or key) longer than
+ * maxStringLength or holding characters PostgreSQL cannot store. Null when the shape is acceptable.
+ */
+export function requestShapeProblem(value: unknown, limits = REQUEST_LIMITS): FieldError | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
+    const field = path || 'body';
+    if (typeof current === 'string') {
+      if (current.length > limits.maxStringLength) return { field, message: `must be at most ${limits.maxStringLength} characters` };
+      if (UNSTORABLE.test(current)) return { field, message: 'holds characters that cannot be stored (NUL or an unpaired surrogate)' };
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= limits.maxDepth) return { field, message: `nests deeper than ${limits.maxDepth} levels` };
+    if (Array.isArray(current)) {
+      if (current.length > limits.maxArrayLength) return { field, message: `must have at most ${limits.maxArrayLength} entries` };
+      current.forEach((item, index) => stack.push({ value: item, path: pathOf(path, index), depth: depth + 1 }));
+      continue;
+    }
+    for (const [key, item] of Object.entries(current as Record<string, unknown>)) {
+      if (key.length > 200 || UNSTORABLE.test(key)) return { field: pathOf(path, key.slice(0, 40)), message: 'is not an acceptable field name' };
+      stack.push({ value: item, path: pathOf(path, key), depth: depth + 1 });
+    }
+  }
+  return null;
+}
