@@ -4,6 +4,7 @@
  *                 [--commercial-name "Loja"] [--document-type cpf|cnpj --document-number 52998224725]
  *   npm run cli -- api-keys:create --seller-id 1
  *   npm run cli -- api-keys:revoke --public-key pk_...
+ *   npm run cli -- secrets:reencrypt        (after rotating ENCRYPTION_KEY, with the old key in ENCRYPTION_KEYS)
  * Prints the same JSON as the matching route; on an error prints one line to stderr and exits 1.
  */
 import 'reflect-metadata';
@@ -21,7 +22,7 @@ import { DomainError } from './domain/domain-error';
 import { SellerService } from './seller/seller.service';
 
 const USAGE = 'usage: cli seller:create --name NAME --email EMAIL [--phone DIGITS] [--commercial-name NAME] ' +
-  '[--document-type cpf|cnpj --document-number DIGITS] | api-keys:create --seller-id ID | api-keys:revoke --public-key PK';
+  '[--document-type cpf|cnpj --document-number DIGITS] | api-keys:create --seller-id ID | api-keys:revoke --public-key PK | secrets:reencrypt';
 
 async function main(argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArgs({
@@ -39,7 +40,7 @@ async function main(argv: string[]): Promise<unknown> {
     },
   });
   const command = positionals[0];
-  if (!['seller:create', 'api-keys:create', 'api-keys:revoke'].includes(command ?? '')) throw new Error(USAGE);
+  if (!['seller:create', 'api-keys:create', 'api-keys:revoke', 'secrets:reencrypt'].includes(command ?? '')) throw new Error(USAGE);
 
   const env = validateEnvironment(process.env);
   await prepareDatabase(env.DATABASE_URL);
@@ -63,6 +64,7 @@ async function main(argv: string[]): Promise<unknown> {
       if (!Number.isSafeInteger(sellerId) || sellerId < 1) throw new Error('--seller-id must be a positive integer');
       return await app.get(SellerService).issueKeyPair(sellerId);
     }
+    if (command === 'secrets:reencrypt') return await app.get(SellerService).reencryptSecrets();
     if (!values['public-key']) throw new Error('--public-key is required');
     await app.get(ApiKeysService).revoke(values['public-key']);
     return { revoked: values['public-key'] };

@@ -36,6 +36,11 @@ export class AppConfig {
   get encryptionKey(): Buffer {
     return Buffer.from(this.env.ENCRYPTION_KEY ?? DEVELOPMENT_ENCRYPTION_KEY, 'hex');
   }
+  /** ENCRYPTION_KEY to seal, with the earlier keys of ENCRYPTION_KEYS to open what they sealed. */
+  get encryptionKeyring(): { current: Buffer; previous: Buffer[] } {
+    const previous = (this.env.ENCRYPTION_KEYS ?? '').split(',').filter(Boolean).map((hex) => Buffer.from(hex, 'hex'));
+    return { current: this.encryptionKey, previous };
+  }
   get usesDevelopmentEncryptionKey(): boolean {
     return !this.env.ENCRYPTION_KEY;
   }

@@ -54,6 +54,15 @@ export class EnvironmentVariables {
   @Matches(/^[0-9a-fA-F]{64}$/, { message: 'ENCRYPTION_KEY must be 64 hexadecimal characters (32 bytes)' })
   ENCRYPTION_KEY?: string;
 
+  /**
+   * Earlier ENCRYPTION_KEYs, comma-separated (64 hex characters each), kept only to read what they
+   * sealed until `npm run cli -- secrets:reencrypt` has sealed everything again with ENCRYPTION_KEY.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9a-fA-F]{64}(,[0-9a-fA-F]{64}){0,9}$/, { message: 'ENCRYPTION_KEYS must be 1 to 10 comma-separated keys of 64 hexadecimal characters' })
+  ENCRYPTION_KEYS?: string;
+
   /** How often the notifications relay looks for due postbacks and webhooks, in milliseconds. */
   @Transform(toInteger)
   @IsInt({ message: 'OUTBOX_POLL_MS must be a whole number of milliseconds, 50 to 3600000' })
@@ -153,7 +162,7 @@ export class InvalidEnvironmentError extends Error {}
 export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
   const known = Object.keys(new EnvironmentVariables());
   const relevant: Record<string, unknown> = {};
-  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY']) {
+  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS']) {
     if (raw[key] !== undefined) relevant[key] = raw[key];
   }
   const env = plainToInstance(EnvironmentVariables, relevant, { exposeDefaultValues: true });

@@ -39,6 +39,11 @@ export class SellerRepository {
     return row?.sealed ?? null;
   }
 
+  /** Every seller's sealed postback secret (for re-encryption). */
+  allSealedSecrets(): Promise<Array<{ id: number; sealed: string }>> {
+    return this.dataSource.query(`SELECT id, postback_secret_encrypted AS sealed FROM sellers ORDER BY id`);
+  }
+
   async emailTaken(email: string): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM sellers WHERE lower(email) = lower($1)', [email]);
     return rows.length > 0;

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiKeysService, KeyPair } from '../auth/api-keys.service';
 import { BalanceService } from '../balance/balance.service';
-import { decryptSecret, encryptSecret, randomToken } from '../common/crypto/secrets';
+import { decryptSecret, encryptSecret, isSealedWith, randomToken } from '../common/crypto/secrets';
 import { AppConfig } from '../config/app-config';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule, FeeScheduleKey, feeScheduleWith } from '../domain/fees';
@@ -171,7 +171,7 @@ export class SellerService {
   async postbackSecret(sellerId: number): Promise<string> {
     const sealed = await this.sellers.postbackSecretOf(sellerId);
     if (sealed === null) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
-    return decryptSecret(sealed, this.config.encryptionKey);
+    return decryptSecret(sealed, this.config.encryptionKeyring);
   }
 
   /** A new postback secret; postbacks are signed with it from now on. Shown once. */
@@ -180,6 +180,31 @@ export class SellerService {
     const secret = randomToken('whsec_');
     await this.sellers.update(sellerId, { postbackSecretEncrypted: encryptSecret(secret, this.config.encryptionKey) });
     return secret;
+  }
+
+  /**
+   * Seals every postback secret again with the current ENCRYPTION_KEY (after a rotation, before the old
+   * key leaves ENCRYPTION_KEYS). Secrets no key opens are counted and left as they are.
+   */
+  async reencryptSecrets(): Promise<{ reencrypted: number; alreadyCurrent: number; unreadable: number }> {
+    const result = { reencrypted: 0, alreadyCurrent: 0, unreadable: 0 };
+    const keyring = this.config.encryptionKeyring;
+    for (const { id, sealed } of await this.sellers.allSealedSecrets()) {
+      if (isSealedWith(sealed, keyring.current)) {
+        result.alreadyCurrent += 1;
+        continue;
+      }
+      let plain: string;
+      try {
+        plain = decryptSecret(sealed, keyring);
+      } catch {
+        result.unreadable += 1;
+        continue;
+      }
+      await this.sellers.update(id, { postbackSecretEncrypted: encryptSecret(plain, keyring.current) });
+      result.reencrypted += 1;
+    }
+    return result;
   }
 
   /** NOT_FOUND when there is no seller with this id. */

@@ -17,20 +17,60 @@ export function randomToken(prefix: string, bytes = 32): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
 
-/** AES-256-GCM, for secrets the service must read back (postback signing secrets). Form: v1.iv.tag.data. */
+/** The key that seals new secrets, and older ones kept only to open what they sealed (ENCRYPTION_KEYS). */
+export interface Keyring {
+  current: Buffer;
+  previous: Buffer[];
+}
+
+/** A key's id written in each ciphertext: the first 8 hex characters of its SHA-256 (not secret). */
+export function keyId(key: Buffer): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+}
+
+/** AES-256-GCM, for secrets the service must read back (postback secrets). Form: v2.<key id>.iv.tag.data. */
 export function encryptSecret(plain: string, key: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
+  return ['v2', keyId(key), iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
 }
 
-export function decryptSecret(sealed: string, key: Buffer): string {
-  const [version, iv, tag, data] = sealed.split('.');
-  if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('Unknown secret format');
+function open(key: Buffer, iv: string, tag: string, data: string): string {
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/**
+ * Opens a sealed secret with the keyring: a v2 ciphertext names its key; a v1 one (before key ids) is
+ * tried with each key. Throws when no key of the ring opens it.
+ */
+export function decryptSecret(sealed: string, keys: Keyring | Buffer): string {
+  const ring = Buffer.isBuffer(keys) ? { current: keys, previous: [] } : keys;
+  const all = [ring.current, ...ring.previous];
+  const parts = sealed.split('.');
+  if (parts[0] === 'v2' && parts.length === 5) {
+    const key = all.find((candidate) => keyId(candidate) === parts[1]);
+    if (!key) throw new Error(`sealed with key ${parts[1]}, which is neither ENCRYPTION_KEY nor in ENCRYPTION_KEYS`);
+    return open(key, parts[2], parts[3], parts[4]);
+  }
+  if (parts[0] === 'v1' && parts.length === 4) {
+    for (const key of all) {
+      try {
+        return open(key, parts[1], parts[2], parts[3]);
+      } catch {
+        // try the next key
+      }
+    }
+    throw new Error('no key of ENCRYPTION_KEY or ENCRYPTION_KEYS opens it');
+  }
+  throw new Error('Unknown secret format');
+}
+
+/** Whether a sealed secret is sealed with `key` already (re-encryption skips it). */
+export function isSealedWith(sealed: string, key: Buffer): boolean {
+  return sealed.startsWith(`v2.${keyId(key)}.`);
 }
 
 /** A key for one purpose derived from the service's master key (HKDF-SHA256), so that purposes never share a key. */
