@@ -1,0 +1,65 @@
+import { Receiver } from './setup/receiver';
+import { card, customer, saleBody } from './setup/sales';
+import { ServiceProcess, startServiceProcess } from './setup/processes';
+
+const ADMIN = 'log-scan-admin-token-0123456789';
+const ENCRYPTION_KEY = 'c0ffee'.repeat(10) + 'c0ff';
+const NUMBER = '4485275742308327';
+const CVV = '9184';
+
+/**
+ * The service's own log lines, at debug level, after traffic that carries every secret (issue 10):
+ * none holds the card number, the CVV, a private key, the admin token, a postback secret or the
+ * encryption key.
+ */
+describe('Logs carry no secrets and no card data', () => {
+  let service: ServiceProcess;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    service = await startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'debug', ADMIN_TOKEN: ADMIN, ENCRYPTION_KEY, NODE_ENV: 'production' });
+  }, 90_000);
+  afterAll(async () => {
+    await service.stop();
+    await receiver.close();
+  });
+
+  it('finds none of them in any line', async () => {
+    const call = (path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) =>
+      fetch(`${service.base}${path}`, {
+        method: init.method ?? 'GET',
+        headers: { 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      }).then(async (response) => ({ status: response.status, body: (await response.json().catch(() => null)) as Record<string, any> }));
+
+    const created = await call('/admin/sellers', { method: 'POST', headers: { 'X-Admin-Token': ADMIN }, body: { name: 'Loja Log', email: `log-${Date.now()}@example.com` } });
+    expect(created.status).toBe(201);
+    const { publicKey, privateKey } = created.body.credentials;
+    const secrets = [privateKey as string, created.body.postbackSecret as string];
+    const keys = { 'X-Api-Public-Key': publicKey, 'X-Api-Private-Key': privateKey };
+
+    const paid = await call('/api/sales', {
+      method: 'POST',
+      headers: { ...keys, 'Idempotency-Key': 'log-scan-1' },
+      body: { ...saleBody('CREDIT_CARD', { postbackUrl: `${receiver.url}/log` }), card: { ...card(NUMBER), cvv: CVV }, customer },
+    });
+    expect(paid.status).toBe(201);
+    await call('/api/sales', { method: 'POST', headers: keys, body: { ...saleBody('CREDIT_CARD'), card: { ...card('4485275742308328'), cvv: CVV } } }); // a Luhn failure, 400
+    await call('/api/sales', { method: 'POST', headers: { ...keys, 'X-Api-Private-Key': `${privateKey}x` }, body: saleBody('PIX') }); // 401
+    await call('/admin/settings', { headers: { 'X-Admin-Token': `${ADMIN}x` } }); // 401
+    const rotated = await call(`/admin/sellers/${created.body.seller.id}/postback-secret`, { method: 'POST', headers: { 'X-Admin-Token': ADMIN } });
+    secrets.push(rotated.body.postbackSecret);
+    await call(`/api/sandbox/sales/${paid.body.sale.id}/events`, { method: 'POST', headers: keys, body: { event: 'REFUNDED' } });
+    const deadline = Date.now() + 10_000;
+    while (receiver.received.filter((r) => r.path === '/log').length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receiver.received.filter((r) => r.path === '/log').length).toBeGreaterThanOrEqual(2);
+
+    const lines = service.output().split('\n').filter((line) => line.trim() !== '');
+    expect(lines.length).toBeGreaterThan(10);
+    const forbidden = [NUMBER, `"${CVV}"`, ADMIN, ENCRYPTION_KEY, ...secrets];
+    const leaks = lines.flatMap((line) => forbidden.filter((value) => line.includes(value)).map((value) => `${value.slice(0, 6)}… in ${line.slice(0, 120)}`));
+    expect(leaks).toEqual([]);
+    expect(lines.filter((line) => /"cvv"\s*:/i.test(line))).toEqual([]);
+  }, 60_000);
+});
