@@ -5,6 +5,8 @@ import { ServiceProcess, startServiceProcess } from './setup/processes';
 const ADMIN = 'log-scan-admin-token-0123456789';
 const ENCRYPTION_KEY = 'c0ffee'.repeat(10) + 'c0ff';
 const NUMBER = '4485275742308327';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON answers of the API
+type Json = Record<string, any>;
 const CVV = '9184';
 
 /**
@@ -31,7 +33,7 @@ describe('Logs carry no secrets and no card data', () => {
         method: init.method ?? 'GET',
         headers: { 'Content-Type': 'application/json', ...(init.headers ?? {}) },
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      }).then(async (response) => ({ status: response.status, body: (await response.json().catch(() => null)) as Record<string, any> }));
+      }).then(async (response) => ({ status: response.status, body: (await response.json().catch(() => null)) as Json }));
 
     const created = await call('/admin/sellers', { method: 'POST', headers: { 'X-Admin-Token': ADMIN }, body: { name: 'Loja Log', email: `log-${Date.now()}@example.com` } });
     expect(created.status).toBe(201);
