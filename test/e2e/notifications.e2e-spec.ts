@@ -3,7 +3,7 @@ import { verifySignature } from '../../src/domain/postback-signature';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { NotificationsService } from '../../src/notifications/notifications.service';
 import { SellerService } from '../../src/seller/seller.service';
-import { keyId } from '../../src/common/crypto/secrets';
+import { encryptSecret, keyId } from '../../src/common/crypto/secrets';
 import { Receiver } from './setup/receiver';
 import { TestRedis } from './setup/redis-server';
 import { createSale, saleBody, sendEvent } from './setup/sales';
@@ -215,33 +215,33 @@ describe('a postback secret that cannot be decrypted (issue 10)', () => {
 });
 
 describe('encryption key rotation (issue 10)', () => {
+  const oldKey = 'a'.repeat(64);
+  const newKey = 'b'.repeat(64);
+  let rotating: TestApp;
+  let after: TestApp;
+
+  beforeAll(async () => {
+    rotating = await startApp({ ENCRYPTION_KEY: newKey, ENCRYPTION_KEYS: oldKey });
+    after = await startApp({ ENCRYPTION_KEY: newKey });
+  });
+  afterAll(async () => {
+    await rotating.close();
+    await after.close();
+  });
+
   it('reads secrets sealed with an old key kept in ENCRYPTION_KEYS, re-seals them with the new key, and then needs only the new key', async () => {
-    const oldKey = 'a'.repeat(64);
-    const newKey = 'b'.repeat(64);
-    const before = await startApp({ ENCRYPTION_KEY: oldKey });
-    let seller: TestSeller;
-    try {
-      seller = await createSeller(before);
-    } finally {
-      await before.close();
-    }
-    const rotating = await startApp({ ENCRYPTION_KEY: newKey, ENCRYPTION_KEYS: oldKey });
-    try {
-      expect(await rotating.app.get(SellerService).postbackSecret(seller.id)).toBe(seller.postbackSecret);
-      // (other tests' sellers, sealed with the development key, are counted unreadable and left alone)
-      expect((await rotating.app.get(SellerService).reencryptSecrets()).reencrypted).toBeGreaterThanOrEqual(1);
-      const [{ sealed }] = await rotating.db.query('SELECT postback_secret_encrypted AS sealed FROM sellers WHERE id = $1', [seller.id]);
-      expect(sealed.startsWith(`v2.${keyId(Buffer.from(newKey, 'hex'))}.`)).toBe(true);
-      expect(sealed).not.toContain(seller.postbackSecret);
-    } finally {
-      await rotating.close();
-    }
-    const after = await startApp({ ENCRYPTION_KEY: newKey });
-    try {
-      expect(await after.app.get(SellerService).postbackSecret(seller.id)).toBe(seller.postbackSecret);
-    } finally {
-      await after.close();
-    }
+    const seller = await createSeller(rotating);
+    // A secret sealed before the rotation, with the old key.
+    await rotating.db.query('UPDATE sellers SET postback_secret_encrypted = $2 WHERE id = $1', [seller.id, encryptSecret('whsec_before_rotation', Buffer.from(oldKey, 'hex'))]);
+    await expect(after.app.get(SellerService).postbackSecret(seller.id)).rejects.toThrow(new RegExp(keyId(Buffer.from(oldKey, 'hex'))));
+    expect(await rotating.app.get(SellerService).postbackSecret(seller.id)).toBe('whsec_before_rotation');
+
+    // (other tests' sellers, sealed with the development key, are counted unreadable and left alone)
+    expect((await rotating.app.get(SellerService).reencryptSecrets()).reencrypted).toBeGreaterThanOrEqual(1);
+    const [{ sealed }] = await rotating.db.query('SELECT postback_secret_encrypted AS sealed FROM sellers WHERE id = $1', [seller.id]);
+    expect(sealed.startsWith(`v2.${keyId(Buffer.from(newKey, 'hex'))}.`)).toBe(true);
+    expect(sealed).not.toContain('whsec_before_rotation');
+    expect(await after.app.get(SellerService).postbackSecret(seller.id)).toBe('whsec_before_rotation');
   });
 });
 
