@@ -132,8 +132,7 @@ export class CashoutService {
    * The payout job: asks the provider to pay out a PENDING withdrawal not yet sent, outside any
    * transaction, with the withdrawal's id as reference (the provider pays a reference at most once), then
    * records the provider's id. Safe to run twice, from the queue and from the recovery job at once. A
-   * reference the provider refuses for good (it was cancelled) makes the withdrawal FAILED, its amount
-   * returned to available.
+   * reference the provider refuses (it cancelled it) is left to the provider's callback.
    */
   async sendPayout(withdrawalId: number): Promise<void> {
     const withdrawal = await this.withdrawals.findById(withdrawalId);
@@ -146,10 +145,9 @@ export class CashoutService {
       await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
     } catch (error) {
       if (!(error instanceof PayoutRefusedError)) throw error;
-      this.logger.warn({ err: error, withdrawalId }, 'The payout provider refused the payout; the withdrawal is rejected');
-      await this.move(withdrawal.sellerId, withdrawal.id, 'REJECTED').catch((moveError: unknown) => {
-        if (!(moveError instanceof DomainError)) throw moveError; // already moved by someone else
-      });
+      // The provider cancelled or rejected this reference: its own callback moves the withdrawal (and
+      // returns the money); moving it here too would race that callback.
+      this.logger.warn({ err: error, withdrawalId }, 'The payout provider refused the payout; waiting for its callback');
     }
   }
 
