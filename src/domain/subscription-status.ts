@@ -42,8 +42,3 @@ export function nextSubscriptionStatus(from: SubscriptionStatus, event: Subscrip
 export function canMove(from: SubscriptionStatus, event: SubscriptionEvent): boolean {
   return SUBSCRIPTION_TRANSITIONS[from][event] !== undefined;
 }
-
-/** Whether the subscription is charged on its billing dates (nothing is charged while PAUSED, PENDING or final). */
-export function isBilled(status: SubscriptionStatus): boolean {
-  return status === 'ACTIVE' || status === 'TRIALING' || status === 'PAST_DUE';
-}

@@ -37,8 +37,4 @@ export class SaleHooks {
     if (!this.subscription) throw new Error('The subscriptions module is not loaded');
     return this.subscription;
   }
-
-  get hasSubscriptions(): boolean {
-    return this.subscription !== null;
-  }
 }
