@@ -10,6 +10,7 @@ import { FallbackExceptionFilter } from './common/filters/fallback-exception.fil
 import { toDomainError } from './common/filters/to-domain-error';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { AppModule } from './app.module';
+import { AppConfig } from './config/app-config';
 import { RequestValidationError } from './domain/domain-error';
 import { requestShapeProblem } from './domain/request-shape';
 
@@ -48,6 +49,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());
   app.disable('x-powered-by');
+  // Behind a reverse proxy, the client address (rate limits per address) comes from X-Forwarded-For
+  // only for the proxies TRUST_PROXY names.
+  app.set('trust proxy', app.get(AppConfig).trustProxy);
   app.set('query parser', 'simple');
   app.enableShutdownHooks();
 

@@ -79,6 +79,12 @@ export class AppConfig {
   get outboxRetentionDays(): number {
     return this.env.OUTBOX_RETENTION_DAYS;
   }
+  /** The value given to Express' `trust proxy`. */
+  get trustProxy(): boolean | number | string {
+    const value = this.env.TRUST_PROXY;
+    if (value === 'false' || value === 'true') return value === 'true';
+    return /^\d+$/.test(value) ? Number(value) : value;
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

@@ -142,6 +142,16 @@ export class EnvironmentVariables {
   OUTBOX_RETENTION_DAYS = 30;
 
   /**
+   * Express' `trust proxy`: false (default, the client address is the peer's), true, a hop count, or
+   * addresses/subnets of the reverse proxies whose X-Forwarded-For is believed (for the rate limit).
+   */
+  @Transform(emptyToUndefined)
+  @Matches(/^(false|true|\d{1,2}|[0-9a-fA-F:./]+(,[0-9a-fA-F:./]+)*|loopback|linklocal|uniquelocal)$/, {
+    message: 'TRUST_PROXY must be false, true, a hop count, loopback, linklocal, uniquelocal or comma-separated addresses',
+  })
+  TRUST_PROXY = 'false';
+
+  /**
    * Development and test aid: a query that would take a second pool connection while the same unit of
    * work holds one inside a transaction fails at once instead of waiting (the tests run with it on).
    */

@@ -139,6 +139,18 @@ describe('Error shapes by endpoint family (spec §7)', () => {
     }
   });
 
+  it('counts per X-Forwarded-For client only behind a trusted proxy (TRUST_PROXY)', async () => {
+    const trusting = await startApp({ RATE_LIMIT_RPS: '2', TRUST_PROXY: 'loopback' });
+    try {
+      const from = async (client: string) => (await trusting.http.get('/api/seller').set('X-Forwarded-For', client)).status;
+      const first = [await from('203.0.113.1'), await from('203.0.113.1'), await from('203.0.113.1')];
+      expect(first).toContain(429);
+      expect(await from('203.0.113.2')).toBe(401); // another client behind the same proxy has its own budget
+    } finally {
+      await trusting.close();
+    }
+  });
+
   it('holds the limit across two instances (counters in Redis), and sends security headers without X-Powered-By', async () => {
     const first = await startApp({ RATE_LIMIT_RPS: '4' });
     const second = await startApp({ RATE_LIMIT_RPS: '4' });
