@@ -411,19 +411,20 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     return moved;
   }
 
-  private async owned(sellerId: number, id: number, manager?: EntityManager): Promise<SubscriptionEntity> {
-    const subscription = await this.subscriptions.findById(id, manager);
-    if (!subscription) throw new DomainError('NOT_FOUND', `Subscription ${id} not found`);
-    if (subscription.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Subscription ${id} belongs to another account`);
-    return subscription;
+  private async owned(sellerId: number, id: number): Promise<SubscriptionEntity> {
+    return assertOwnedSubscription(await this.subscriptions.findById(id), sellerId, id);
   }
 
   private async ownedForUpdate(manager: EntityManager, sellerId: number, id: number): Promise<SubscriptionEntity> {
-    const subscription = await this.subscriptions.findByIdForUpdate(id, manager);
-    if (!subscription) throw new DomainError('NOT_FOUND', `Subscription ${id} not found`);
-    if (subscription.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Subscription ${id} belongs to another account`);
-    return subscription;
+    return assertOwnedSubscription(await this.subscriptions.findByIdForUpdate(id, manager), sellerId, id);
   }
+}
+
+/** NOT_FOUND when absent, FORBIDDEN when another seller's (spec 7.5). */
+function assertOwnedSubscription(subscription: SubscriptionEntity | null, sellerId: number, id: number): SubscriptionEntity {
+  if (!subscription) throw new DomainError('NOT_FOUND', `Subscription ${id} not found`);
+  if (subscription.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Subscription ${id} belongs to another account`);
+  return subscription;
 }
 
 /**

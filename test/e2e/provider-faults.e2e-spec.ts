@@ -41,6 +41,14 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   };
   const statusOf = async (saleId: number) => (await t.http.get(`/api/transactions/${saleId}`).set(seller.headers).expect(200)).body;
 
+  /** A new seller with 198.02 available, from a paid transfer of 200.00. */
+  async function fundedSeller(): Promise<TestSeller> {
+    const own = await createSeller(t);
+    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
+    expect((await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
+    return own;
+  }
+
   /** A trigger that makes `statement` (plpgsql) run before every `operation` on `table` whose row matches `when`. */
   async function withTrigger(name: string, operation: 'INSERT' | 'UPDATE', table: string, when: string, statement: string): Promise<() => Promise<void>> {
     await db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${statement}; RETURN NEW; END $$`);
@@ -177,9 +185,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   }, 90_000);
 
   it('payout: the provider accepted it but the withdrawal could not record it → a retry with the key creates nothing, the recovery job records the one payout', async () => {
-    const own = await createSeller(t);
-    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
-    await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED').then((r) => expect(r.status).toBe(200));
+    const own = await fundedSeller();
     const funded = await balanceOf(t, own);
 
     const drop = await withTrigger(
@@ -223,9 +229,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   });
 
   it('payout: a withdrawal whose payout never reached the provider is sent by the recovery job, once', async () => {
-    const own = await createSeller(t);
-    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
-    await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED').then((r) => expect(r.status).toBe(200));
+    const own = await fundedSeller();
     const drop = await withTrigger('fault_payout_down', 'INSERT', 'sandbox_payouts', `NEW.net_amount_cents = 10800`, `RAISE EXCEPTION 'injected fault: the payout provider is down'`);
     let withdrawalId: number;
     try {
@@ -264,9 +268,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   }, 30_000);
 
   it('payout: a withdrawal cancelled before its payout reached the provider is never paid out, and its amount comes back', async () => {
-    const own = await createSeller(t);
-    const sale = await createSale(t, own, saleBody('TRANSFER', { amount: 20_000 }));
-    await sendEvent(t, own, sale.id, 'PAYMENT_CONFIRMED').then((r) => expect(r.status).toBe(200));
+    const own = await fundedSeller();
     const funded = await balanceOf(t, own);
     const drop = await withTrigger('fault_payout_down_2', 'INSERT', 'sandbox_payouts', `NEW.net_amount_cents = 12800`, `RAISE EXCEPTION 'injected fault: the payout provider is down'`);
     let withdrawalId: number;
