@@ -34,7 +34,12 @@ import { TransactionsModule } from './transactions/transactions.module';
     BullModule.forRootAsync({
       inject: [AppConfig],
       // One key prefix per database, so instances on other databases never take each other's jobs.
-      useFactory: (config: AppConfig) => ({ url: config.redisUrl, prefix: `bull:${describeDatabaseUrl(config.databaseUrl).databaseName}` }),
+      // A job whose worker died (a killed process) is taken again once its lock lapses, checked as often.
+      useFactory: (config: AppConfig) => ({
+        url: config.redisUrl,
+        prefix: `bull:${describeDatabaseUrl(config.databaseUrl).databaseName}`,
+        settings: { lockDuration: config.queueLockDurationMs, stalledInterval: config.queueLockDurationMs },
+      }),
     }),
     ThrottlerModule.forRootAsync({
       inject: [AppConfig, REDIS_CLIENT],

@@ -1,7 +1,7 @@
 import { EnvironmentVariables } from './env.schema';
 
 /** Development-only key for stored secrets, used when ENCRYPTION_KEY is unset (a warning is logged). */
-const DEVELOPMENT_ENCRYPTION_KEY = '5f0c8d0b1c9e4a7f8e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1';
+export const DEVELOPMENT_ENCRYPTION_KEY = '5f0c8d0b1c9e4a7f8e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1';
 
 /** Typed access to the validated environment (config.module.ts builds it once per application). */
 export class AppConfig {
@@ -47,6 +47,12 @@ export class AppConfig {
   get outboxPollMs(): number {
     return this.env.OUTBOX_POLL_MS;
   }
+  get outboxStaleClaimSeconds(): number {
+    return this.env.OUTBOX_STALE_CLAIM_SECONDS;
+  }
+  get queueLockDurationMs(): number {
+    return this.env.QUEUE_LOCK_DURATION_MS;
+  }
   get postbackRetryScheduleSeconds(): number[] {
     return this.env.POSTBACK_RETRY_SCHEDULE_SECONDS.split(',').map(Number);
   }
@@ -87,5 +93,8 @@ export class AppConfig {
   }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
+  }
+  get logFile(): string | undefined {
+    return this.env.LOG_FILE;
   }
 }

@@ -70,6 +70,20 @@ export class EnvironmentVariables {
   @Max(3_600_000, { message: 'OUTBOX_POLL_MS must be a whole number of milliseconds, 50 to 3600000' })
   OUTBOX_POLL_MS = 1000;
 
+  /** Seconds after which an event handed to the queue but not delivered is handed over again (a job lost with Redis or a killed process). */
+  @Transform(toInteger)
+  @IsInt({ message: 'OUTBOX_STALE_CLAIM_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Min(1, { message: 'OUTBOX_STALE_CLAIM_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Max(86_400, { message: 'OUTBOX_STALE_CLAIM_SECONDS must be a whole number of seconds, 1 to 86400' })
+  OUTBOX_STALE_CLAIM_SECONDS = 60;
+
+  /** How long a worker holds a queue job before another worker may take it as stalled (its process died), in milliseconds. */
+  @Transform(toInteger)
+  @IsInt({ message: 'QUEUE_LOCK_DURATION_MS must be a whole number of milliseconds, 1000 to 600000' })
+  @Min(1000, { message: 'QUEUE_LOCK_DURATION_MS must be a whole number of milliseconds, 1000 to 600000' })
+  @Max(600_000, { message: 'QUEUE_LOCK_DURATION_MS must be a whole number of milliseconds, 1000 to 600000' })
+  QUEUE_LOCK_DURATION_MS = 30_000;
+
   /** Seconds after the first try at which a failed postback is retried, comma-separated. */
   @Transform(emptyToUndefined)
   @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?){0,19}$/, {
@@ -164,6 +178,12 @@ export class EnvironmentVariables {
     message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
   })
   LOG_LEVEL = 'info';
+
+  /** A file the JSON log lines are appended to instead of standard output (unset: standard output). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString({ message: 'LOG_FILE must be a file path' })
+  LOG_FILE?: string;
 }
 
 export class InvalidEnvironmentError extends Error {}

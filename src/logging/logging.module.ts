@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { Options } from 'pino-http';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import pino from 'pino';
 import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -34,15 +36,16 @@ export function requestIdFor(request: IncomingMessage, response: ServerResponse)
   imports: [
     LoggerModule.forRootAsync({
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        pinoHttp: {
+      useFactory: (config: AppConfig) => {
+        const options = {
           level: config.logLevel,
           genReqId: requestIdFor,
           redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
           customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-          autoLogging: { ignore: (req) => req.url === '/health' },
-        },
-      }),
+          autoLogging: { ignore: (req: IncomingMessage) => req.url === '/health' },
+        } satisfies Options;
+        return { pinoHttp: config.logFile ? [options, pino.destination({ dest: config.logFile, append: true, mkdir: true, sync: false })] : options };
+      },
     }),
   ],
 })

@@ -6,14 +6,13 @@ import { NotificationsRepository } from './notifications.repository';
 
 export const NOTIFICATIONS_QUEUE = 'notifications';
 export const DELIVER_JOB = 'deliver';
-/** A claimed event whose job has not finished after this long is enqueued again (a job lost with Redis). */
-const STALE_CLAIM_SECONDS = 60;
 const BATCH = 100;
 
 /**
  * Moves due outbox rows into the Bull queue every OUTBOX_POLL_MS. Job ids are deterministic
  * (outbox:<id>:<attempt>), so enqueuing one twice is harmless. If Redis is down the rows stay in the
- * outbox and go out once it is back: nothing is lost.
+ * outbox and go out once it is back: nothing is lost. A claimed event whose job has not finished after
+ * OUTBOX_STALE_CLAIM_SECONDS is enqueued again (a job lost with Redis or with a killed process).
  */
 @Injectable()
 export class NotificationsRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -43,7 +42,7 @@ export class NotificationsRelay implements OnApplicationBootstrap, OnApplication
     if (this.running) return 0;
     this.running = true;
     try {
-      const due = await this.notifications.claimDue(BATCH, STALE_CLAIM_SECONDS);
+      const due = await this.notifications.claimDue(BATCH, this.config.outboxStaleClaimSeconds);
       const failed: string[] = [];
       for (const event of due) {
         try {

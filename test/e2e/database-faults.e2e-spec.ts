@@ -1,3 +1,4 @@
+import { recordReliability } from './setup/reliability-report';
 import { DataSource } from 'typeorm';
 import { createSeller } from './setup/factories';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
@@ -59,5 +60,6 @@ describe('A backend killed mid-transaction', () => {
     const retry = await t.http.post('/api/public/cashout').set(seller.headers).set('Idempotency-Key', 'killed-1').send({ ...body, amount: 177.78 });
     expect(retry.status).toBe(201); // another body under the same key: accepted, since the first left nothing behind
     expect(await balanceOf(t, seller)).toEqual({ available: before.available - 17_778, blocked: 17_778, total: before.total });
+    recordReliability({ faults: { 'PostgreSQL backends killed mid-transaction': 1 } });
   }, 30_000);
 });

@@ -20,7 +20,7 @@ describe('Logs carry no secrets and no card data', () => {
 
   beforeAll(async () => {
     receiver = await Receiver.start();
-    service = await startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'debug', ADMIN_TOKEN: ADMIN, ENCRYPTION_KEY, NODE_ENV: 'production' });
+    service = await startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'debug', LOG_FILE: undefined, ADMIN_TOKEN: ADMIN, ENCRYPTION_KEY, NODE_ENV: 'production' });
   }, 90_000);
   afterAll(async () => {
     await service.stop();

@@ -4,6 +4,7 @@ import { canonicalJson } from '../../src/idempotency/idempotency.service';
 import { createSeller, TestSeller } from './setup/factories';
 import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
+import { recordReliability } from './setup/reliability-report';
 
 const databaseName = () => new URL(process.env.E2E_DATABASE_URL as string).pathname.slice(1);
 
@@ -123,6 +124,8 @@ describe('A request that gets no connection in time (issue 8)', () => {
     await own.destroy();
     await t.close();
   });
+
+  afterEach(() => recordReliability({ faults: { 'connection pool exhaustions': 1 } }));
 
   it('is answered 503 with Retry-After in its family shape, and the service recovers by itself once the connection is free', async () => {
     const seller = await createSeller(t);

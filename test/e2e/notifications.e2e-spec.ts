@@ -5,6 +5,7 @@ import { NotificationsService } from '../../src/notifications/notifications.serv
 import { SellerService } from '../../src/seller/seller.service';
 import { encryptSecret, keyId } from '../../src/common/crypto/secrets';
 import { Receiver } from './setup/receiver';
+import { recordReliability } from './setup/reliability-report';
 import { TestRedis } from './setup/redis-server';
 import { createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -151,6 +152,7 @@ describe('Postback delivery survives outages', () => {
       await redis.up();
       const [request] = await receiver.waitFor((r) => r.length >= 1, 20_000);
       expect(request.body).toMatchObject({ previousStatus: 'PENDENTE', status: 'PAGO' });
+      recordReliability({ faults: { 'Redis outages': 1 }, eventsExpected: 1, eventsDelivered: receiver.received.length });
     } finally {
       await t.close();
       await redis.down();
@@ -175,6 +177,7 @@ describe('Postback delivery survives outages', () => {
       const [request] = await receiver.waitFor((r) => r.length >= 1);
       expect(request.body).toMatchObject({ previousStatus: 'PENDENTE', status: 'PAGO' });
       expectSignedBy(seller.postbackSecret, request);
+      recordReliability({ faults: { 'application restarts': 1 }, eventsExpected: 1, eventsDelivered: receiver.received.length });
     } finally {
       await second.close();
     }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { DataSource } from 'typeorm';
 import { createSeller, TestSeller } from './setup/factories';
 import { ServiceProcess, startServiceProcess } from './setup/processes';
+import { recordReliability } from './setup/reliability-report';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
@@ -68,6 +69,8 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     await db.destroy();
     await t.close();
   });
+  // Each test injects one fault at the provider or kills a process between the two commits.
+  afterEach(() => recordReliability({ faults: { 'provider faults and kills between two commits': 1 } }));
 
   it('card: the outcome transaction fails after the approval → 201 EM_PROCESSAMENTO, a retry with the key charges nothing more, the recovery job makes it PAGO with one charge', async () => {
     const drop = await withTrigger(

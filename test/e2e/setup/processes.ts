@@ -18,6 +18,8 @@ export interface ServiceProcess {
   child: ChildProcess;
   output: () => string;
   stop(): Promise<void>;
+  /** SIGKILL: the process dies at once, mid-request, mid-transaction, mid-delivery. */
+  kill(): Promise<void>;
 }
 
 /** The service as `npm start` runs it (src/main.ts), in a process of its own, once it answers /health. */
@@ -37,10 +39,14 @@ export async function startServiceProcess(env: Record<string, string | undefined
     base,
     child,
     output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
+    stop: () => signal(child, 'SIGTERM'),
+    kill: () => signal(child, 'SIGKILL'),
   };
+}
+
+async function signal(child: ChildProcess, name: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill(name);
+  await exited;
 }

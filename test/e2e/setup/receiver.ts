@@ -18,6 +18,8 @@ export class Receiver {
   readonly answered: number[] = [];
   private readonly queued: number[] = [];
   private alwaysStatus: number | null = null;
+  /** How long each answer waits, in milliseconds: a slow endpoint keeps deliveries in flight. */
+  delayMs = 0;
   private server: Server;
   url = '';
 
@@ -38,7 +40,9 @@ export class Receiver {
           const rawBody = Buffer.concat(chunks).toString('utf8');
           this.received.push({ path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) });
         }
-        response.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
+        setTimeout(() => {
+          if (!response.destroyed) response.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
+        }, this.delayMs);
       });
     });
     this.server.listen(port, '127.0.0.1');

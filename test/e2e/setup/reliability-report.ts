@@ -1,0 +1,57 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { DEVELOPMENT_ENCRYPTION_KEY } from '../../../src/config/app-config';
+import { SANDBOX_TEST_CARDS } from '../../../src/providers/sandbox/sandbox-payment.provider';
+import { ADMIN_TOKEN } from './test-app';
+
+/** What a reliability test tried, added up by the global teardown into the run's figures (README, Reliability). */
+export interface ReliabilityFigures {
+  /** Hostile requests sent (bodies, headers, query strings, path ids). */
+  hostileInputs?: number;
+  /** Faults injected, by kind: a killed backend, a stopped Redis, a killed process, a provider fault. */
+  faults?: Record<string, number>;
+  /** Events that had to reach a receiver through a fault, and how many of them did. */
+  eventsExpected?: number;
+  eventsDelivered?: number;
+}
+
+export function recordReliability(figures: ReliabilityFigures): void {
+  const file = process.env.E2E_RELIABILITY_FILE;
+  if (file) appendFileSync(file, `${JSON.stringify(figures)}\n`);
+}
+
+export function summarizeReliability(file: string): Required<ReliabilityFigures> {
+  const total: Required<ReliabilityFigures> = { hostileInputs: 0, faults: {}, eventsExpected: 0, eventsDelivered: 0 };
+  if (!existsSync(file)) return total;
+  for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const figures = JSON.parse(line) as ReliabilityFigures;
+    total.hostileInputs += figures.hostileInputs ?? 0;
+    total.eventsExpected += figures.eventsExpected ?? 0;
+    total.eventsDelivered += figures.eventsDelivered ?? 0;
+    for (const [kind, count] of Object.entries(figures.faults ?? {})) total.faults[kind] = (total.faults[kind] ?? 0) + count;
+  }
+  return total;
+}
+
+/** Values that must never appear in a log line, and shapes of generated secrets. */
+const FORBIDDEN_VALUES = [ADMIN_TOKEN, DEVELOPMENT_ENCRYPTION_KEY, ...Object.keys(SANDBOX_TEST_CARDS), '4485275742308327'];
+const FORBIDDEN_SHAPES: Array<[string, RegExp]> = [
+  ['a private key', /\bsk_[A-Za-z0-9_-]{20,}/],
+  ['a postback secret', /\bwhsec_[A-Za-z0-9_-]{20,}/],
+  ['a CVV field', /"cvv"\s*:/i],
+  ['a card number field', /"(number|cardNumber)"\s*:\s*"\d{13,19}"/],
+];
+
+/** Every log line of the run's apps, searched for secrets and card data: one finding per leaking line. */
+export function scanLogs(file: string): { lines: number; leaks: string[] } {
+  if (!existsSync(file)) return { lines: 0, leaks: [] };
+  const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '');
+  const leaks: string[] = [];
+  for (const line of lines) {
+    const found = [
+      ...FORBIDDEN_VALUES.filter((value) => line.includes(value)).map((value) => `${value.slice(0, 6)}…`),
+      ...FORBIDDEN_SHAPES.filter(([, shape]) => shape.test(line)).map(([name]) => name),
+    ];
+    if (found.length > 0) leaks.push(`${found.join(', ')} in ${line.slice(0, 200)}`);
+  }
+  return { lines: lines.length, leaks };
+}
