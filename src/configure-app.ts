@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { Duplex } from 'node:stream';
 import { NextFunction, Request, Response, json } from 'express';
 import helmet from 'helmet';
 import { NestFactory } from '@nestjs/core';
@@ -6,13 +9,14 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ADMIN_TOKEN_SCHEME } from './common/decorators/admin-auth.decorator';
 import { PRIVATE_KEY_SCHEME, PUBLIC_KEY_SCHEME } from './common/decorators/api-key-auth.decorator';
-import { FallbackExceptionFilter } from './common/filters/fallback-exception.filter';
+import { STATUS_BY_CODE } from './common/filters/error-status';
+import { FallbackExceptionFilter, rendererForPath } from './common/filters/fallback-exception.filter';
 import { toDomainError } from './common/filters/to-domain-error';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
-import { RequestValidationError } from './domain/domain-error';
-import { requestShapeProblem } from './domain/request-shape';
+import { DomainError, RequestValidationError } from './domain/domain-error';
+import { pathShapeProblem, requestShapeProblem } from './domain/request-shape';
 
 /** Largest JSON body accepted; larger ones get 413 in the family's error shape. */
 export const BODY_LIMIT = '1mb';
@@ -30,12 +34,37 @@ export async function createApp(): Promise<NestExpressApplication> {
 function parseJsonBodies(app: NestExpressApplication): void {
   app.use(json({ limit: BODY_LIMIT }));
   // Before any transformation or validation: depth, array and string limits, and characters PostgreSQL
-  // cannot store, in the body and the query (400 naming the field, in the family's shape).
+  // cannot store, in the body, the query and the path (400 naming the field, in the family's shape).
   app.use((request: Request, _response: Response, next: NextFunction) => {
-    const problem = requestShapeProblem(request.body) ?? requestShapeProblem(request.query);
+    const problem = requestShapeProblem(request.body) ?? requestShapeProblem(request.query) ?? pathShapeProblem(request.path);
     next(problem ? new RequestValidationError([], [problem]) : undefined);
   });
   app.use((error: unknown, _request: Request, _response: Response, next: NextFunction) => next(toDomainError(error) ?? error));
+}
+
+/**
+ * A request Node cannot even parse (request line and headers over 16 KB, a broken request line) never
+ * reaches Express, and Node would close it with an empty body. It gets the error shape of the family its
+ * path names (when the request line could be read) instead.
+ */
+export function answerUnparsableRequests(app: NestExpressApplication): void {
+  app.getHttpServer().on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const domainError =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new DomainError('HEADERS_TOO_LARGE', 'The request line and headers must fit in 16 KB')
+        : new DomainError('MALFORMED_REQUEST', 'The HTTP request could not be parsed');
+    const status = STATUS_BY_CODE[domainError.code];
+    const path = error.rawPacket?.toString('latin1').split('\r\n')[0].split(' ')[1]?.split('?')[0] ?? '/';
+    const text = JSON.stringify(rendererForPath(path)({ error: domainError, status, requestId: randomUUID() }));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  });
 }
 
 /** Everything the running service and the e2e tests share on top of AppModule. */
@@ -46,6 +75,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // API with a seller's keys (spec §5), so no cross-origin access is granted.
   app.use(helmet({ contentSecurityPolicy: false }));
   parseJsonBodies(app);
+  answerUnparsableRequests(app);
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());
   app.disable('x-powered-by');

@@ -39,3 +39,18 @@ export function requestShapeProblem(value: unknown, limits = REQUEST_LIMITS): Fi
   }
   return null;
 }
+
+/** A path segment that decodes to text PostgreSQL cannot store (`%00`): refused before any route runs. */
+export function pathShapeProblem(path: string): FieldError | null {
+  for (const segment of path.split('/')) {
+    if (!segment.includes('%')) continue;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      continue; // a bad percent-encoding: the router answers it
+    }
+    if (UNSTORABLE.test(decoded)) return { field: 'path', message: 'holds characters that cannot be stored (NUL or an unpaired surrogate)' };
+  }
+  return null;
+}

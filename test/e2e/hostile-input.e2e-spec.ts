@@ -1,4 +1,5 @@
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
+import { recordReliability } from './setup/reliability-report';
 import { saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
@@ -16,6 +17,7 @@ describe('Hostile input is a 4xx, never a 5xx, and writes nothing', () => {
     seller = await createSeller(t);
   });
   afterAll(() => t.close());
+  afterEach(() => recordReliability({ hostileInputs: 1 }));
 
   const counts = async () =>
     (await t.db.query(

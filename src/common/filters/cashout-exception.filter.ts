@@ -21,6 +21,8 @@ const CASHOUT_BODY_KEY: Record<ErrorCode, 'errorType' | 'error'> = {
   MALFORMED_JSON: 'error',
   PAYLOAD_TOO_LARGE: 'error',
   UNSUPPORTED_MEDIA_TYPE: 'error',
+  HEADERS_TOO_LARGE: 'error',
+  MALFORMED_REQUEST: 'error',
   UNAUTHORIZED: 'error',
   FORBIDDEN: 'error',
   RATE_LIMITED: 'error',
