@@ -1,4 +1,4 @@
-import { requestShapeProblem } from './request-shape';
+import { pathShapeProblem, requestShapeProblem } from './request-shape';
 
 describe('request shape limits', () => {
   it('accepts ordinary bodies, accents and emoji included', () => {
@@ -18,5 +18,12 @@ describe('request shape limits', () => {
     expect(requestShapeProblem(deep)?.message).toMatch(/deeper than 16/);
     expect(requestShapeProblem({ items: Array.from({ length: 100_000 }, () => ({ title: 'x' })) })).toEqual({ field: 'items', message: 'must have at most 1000 entries' });
     expect(requestShapeProblem({ note: 'x'.repeat(100_001) })?.field).toBe('note');
+  });
+
+  it('refuses a path segment that decodes to a NUL, and leaves bad percent-encodings to the router', () => {
+    expect(pathShapeProblem('/admin/api-keys/%00')).toEqual({ field: 'path', message: expect.stringMatching(/cannot be stored/) });
+    expect(pathShapeProblem('/api/transactions/12')).toBeNull();
+    expect(pathShapeProblem('/api/transactions/%E0%A4%A')).toBeNull();
+    expect(pathShapeProblem('/api/subscriptions/Jo%C3%A3o')).toBeNull();
   });
 });

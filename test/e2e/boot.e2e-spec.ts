@@ -35,7 +35,7 @@ describe('Booting the service and the operator CLI', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, [...TS_NODE, 'src/main.ts'], {
-      env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ADMIN_TOKEN: undefined },
+      env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', LOG_FILE: undefined, ADMIN_TOKEN: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (chunk) => (output += chunk));

@@ -26,6 +26,9 @@ export default async function globalSetup(): Promise<void> {
   // fails the request at once: a unit of work that needs more than one connection cannot pass (issue 8).
   process.env.DB_POOL_SIZE = process.env.DB_POOL_SIZE ?? '2';
   process.env.DB_GUARD_NESTED_CONNECTIONS = 'true';
+  // On a loaded 2-core machine a burst of PIX sales (a QR PNG each) can keep both connections busy for
+  // seconds; the suite proves correctness, not latency. Tests of the 503 set their own short wait.
+  process.env.DB_POOL_ACQUIRE_TIMEOUT_MS = process.env.DB_POOL_ACQUIRE_TIMEOUT_MS ?? '15000';
   await prepareDatabase(url.toString());
   describeDatabaseUrl(url.toString()); // fails loudly on a URL the teardown could not drop
 }
