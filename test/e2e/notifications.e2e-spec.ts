@@ -136,7 +136,7 @@ describe('Postback delivery survives outages', () => {
   });
   afterEach(() => receiver.close());
 
-  it('delivers an event written while Redis was down, once Redis is back', async () => {
+  it('keeps answering sales, balance and readiness while Redis is down, and delivers the event written meanwhile once Redis is back', async () => {
     const redis = await TestRedis.start();
     const t = await startApp({ ...FAST, REDIS_URL: redis.url });
     try {
@@ -146,6 +146,12 @@ describe('Postback delivery survives outages', () => {
 
       const moved = await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
       expect(moved.status).toBe(200);
+      // The API keeps answering without Redis: sales, balance, and a readiness that reports Redis degraded.
+      expect((await t.http.post('/api/sales').set(seller.headers).send(saleBody('BOLETO'))).status).toBe(201);
+      expect((await t.http.get('/api/public/balance').set(seller.headers)).status).toBe(200);
+      const health = await t.http.get('/health');
+      expect(health.status).toBe(200);
+      expect(JSON.stringify(health.body)).toMatch(/degraded|down/i);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(receiver.received).toHaveLength(0);
 
