@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
 import { Duplex } from 'node:stream';
-import { NextFunction, Request, Response, json } from 'express';
 import helmet from 'helmet';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -11,15 +10,10 @@ import { ADMIN_TOKEN_SCHEME } from './common/decorators/admin-auth.decorator';
 import { PRIVATE_KEY_SCHEME, PUBLIC_KEY_SCHEME } from './common/decorators/api-key-auth.decorator';
 import { STATUS_BY_CODE } from './common/filters/error-status';
 import { FallbackExceptionFilter, rendererForPath } from './common/filters/fallback-exception.filter';
-import { toDomainError } from './common/filters/to-domain-error';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
-import { DomainError, RequestValidationError } from './domain/domain-error';
-import { pathShapeProblem, requestShapeProblem } from './domain/request-shape';
-
-/** Largest JSON body accepted; larger ones get 413 in the family's error shape. */
-export const BODY_LIMIT = '1mb';
+import { DomainError } from './domain/domain-error';
 
 /** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
 export async function createApp(): Promise<NestExpressApplication> {
@@ -27,28 +21,27 @@ export async function createApp(): Promise<NestExpressApplication> {
   return configureApp(app);
 }
 
-/**
- * Body parsing is ours rather than Nest's so that a malformed or oversized body becomes a DomainError
- * (MALFORMED_JSON, PAYLOAD_TOO_LARGE) that the fallback filter answers in the endpoint family's shape.
- */
-function parseJsonBodies(app: NestExpressApplication): void {
-  app.use(json({ limit: BODY_LIMIT }));
-  // Before any transformation or validation: depth, array and string limits, and characters PostgreSQL
-  // cannot store, in the body, the query and the path (400 naming the field, in the family's shape).
-  app.use((request: Request, _response: Response, next: NextFunction) => {
-    const problem = requestShapeProblem(request.body) ?? requestShapeProblem(request.query) ?? pathShapeProblem(request.path);
-    next(problem ? new RequestValidationError([], [problem]) : undefined);
-  });
-  app.use((error: unknown, _request: Request, _response: Response, next: NextFunction) => next(toDomainError(error) ?? error));
+/** The start of a request line, even cut short by the limit: its method and path. */
+const REQUEST_LINE_START = /^[A-Z]+ (\/[^\s?]*)/;
+
+/** The error body of a request that never reaches Express, in the shape of the family its path names. */
+function rawErrorAnswer(error: DomainError, path: string): string {
+  const status = STATUS_BY_CODE[error.code];
+  const text = JSON.stringify(rendererForPath(path)({ error, status, requestId: randomUUID() }));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`
+  );
 }
 
 /**
- * A request Node cannot even parse (request line and headers over 16 KB, a broken request line) never
- * reaches Express, and Node would close it with an empty body. It gets the error shape of the family its
- * path names (when the request line could be read) instead.
+ * Requests Node answers by itself, before Express, with an empty body or none: a request line and headers
+ * over 16 KB or unparsable, CONNECT, an Expect other than 100-continue. They get JSON in the shape of the
+ * family their path names (the general one when the request line could not be read), or go through.
  */
-export function answerUnparsableRequests(app: NestExpressApplication): void {
-  app.getHttpServer().on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void {
+  const server = app.getHttpServer();
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
@@ -57,14 +50,16 @@ export function answerUnparsableRequests(app: NestExpressApplication): void {
       error.code === 'HPE_HEADER_OVERFLOW'
         ? new DomainError('HEADERS_TOO_LARGE', 'The request line and headers must fit in 16 KB')
         : new DomainError('MALFORMED_REQUEST', 'The HTTP request could not be parsed');
-    const status = STATUS_BY_CODE[domainError.code];
-    const path = error.rawPacket?.toString('latin1').split('\r\n')[0].split(' ')[1]?.split('?')[0] ?? '/';
-    const text = JSON.stringify(rendererForPath(path)({ error: domainError, status, requestId: randomUUID() }));
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-    );
+    // The packet at hand starts the request only if it opens with a request line.
+    const path = REQUEST_LINE_START.exec(error.rawPacket?.toString('latin1', 0, 2048) ?? '')?.[1] ?? '/';
+    socket.end(rawErrorAnswer(domainError, path));
   });
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const path = (request.url ?? '/').split('?')[0];
+    socket.end(rawErrorAnswer(new DomainError('NOT_FOUND', `Route not found: CONNECT ${path}`), path));
+  });
+  // An Expect this service does not know is ignored: the request is served as if it had none.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response));
 }
 
 /** Everything the running service and the e2e tests share on top of AppModule. */
@@ -74,8 +69,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // the one HTML page (/docs), whose Swagger UI needs inline scripts. No CORS: browsers must not call the
   // API with a seller's keys (spec §5), so no cross-origin access is granted.
   app.use(helmet({ contentSecurityPolicy: false }));
-  parseJsonBodies(app);
-  answerUnparsableRequests(app);
+  answerRequestsNodeWouldRefuse(app);
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());
   app.disable('x-powered-by');

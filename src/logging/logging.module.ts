@@ -5,10 +5,70 @@ import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
 import { AppConfig } from '../config/app-config';
+import { isLuhnValid } from '../domain/card';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** Shapes of the secrets the gateway issues (private keys, postback secrets), wherever a client misplaces one. */
-const SECRET_SHAPE = /\b(sk|whsec)_[A-Za-z0-9_-]{8,}/g;
+const SECRET_SHAPE = /(sk|whsec)_[A-Za-z0-9_-]{8,}/g;
+/** Runs of digits as long as a card number: masked when they pass the Luhn check. */
+const DIGIT_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
+const REDACTED = '[redacted]';
+
+export type LogMask = (text: string) => string;
+
+/**
+ * Masks, in any text bound for a log line, what must never be there whatever header, path or query a
+ * client put it in: the gateway's secret shapes, card numbers, and the given literal secrets (the admin
+ * token, the encryption keys).
+ */
+export function logMask(literals: Array<string | null | undefined>): LogMask {
+  const secrets = literals.filter((literal): literal is string => typeof literal === 'string' && literal.length >= 8);
+  return (text) => {
+    let masked = text.replace(SECRET_SHAPE, REDACTED).replace(DIGIT_RUN, (run) => (isLuhnValid(run) ? REDACTED : run));
+    for (const secret of secrets) if (masked.includes(secret)) masked = masked.split(secret).join(REDACTED);
+    return masked;
+  };
+}
+
+/** A URL masked both as sent and percent-decoded (`%73k_…` is `sk_…`); the decoded form is logged if it held something. */
+function maskUrl(url: string, mask: LogMask): string {
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    // a bad percent-encoding: masked as sent
+  }
+  const maskedDecoded = mask(decoded);
+  return maskedDecoded === decoded ? mask(url) : maskedDecoded;
+}
+
+/** The request id: the caller's X-Request-Id when it is sane and holds nothing to mask, else a new UUID; echoed in the response. */
+export function requestIdFor(mask: LogMask): (request: IncomingMessage, response: ServerResponse) => string {
+  return (request, response) => {
+    const given = request.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) && mask(given) === given ? given : randomUUID();
+    response.setHeader('X-Request-Id', id);
+    return id;
+  };
+}
+
+/**
+ * The logged request with every string masked (headers, path, params, query): a private key sent in
+ * X-Api-Public-Key (the two headers swapped), a card number as a path id, the admin token in a query
+ * string must not reach a log line either.
+ */
+export function maskRequestForLog<T extends { url?: string }>(request: T, mask: LogMask): T {
+  const deep = (value: unknown): unknown =>
+    typeof value === 'string'
+      ? mask(value)
+      : Array.isArray(value)
+        ? value.map(deep)
+        : value !== null && typeof value === 'object'
+          ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [mask(key), deep(inner)]))
+          : value;
+  const masked = deep(request) as T;
+  return typeof request.url === 'string' ? { ...masked, url: maskUrl(request.url, mask) } : masked;
+}
 
 /** Paths that never reach a log line: keys, tokens, card data and secrets. */
 export const REDACTED_PATHS = [
@@ -25,41 +85,19 @@ export const REDACTED_PATHS = [
   '*.postbackSecret',
 ];
 
-/** The request id: the caller's X-Request-Id when it is sane, else a new UUID; echoed in the response. */
-export function requestIdFor(request: IncomingMessage, response: ServerResponse): string {
-  const given = request.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) && !given.match(SECRET_SHAPE) ? given : randomUUID();
-  response.setHeader('X-Request-Id', id);
-  return id;
-}
-
-/**
- * The logged request with every secret-shaped value masked: a private key sent in X-Api-Public-Key (the
- * two headers swapped), in Idempotency-Key or in a query string must not reach a log line either.
- */
-export function maskMisplacedSecrets<T extends { url?: string; query?: unknown; headers?: Record<string, unknown> }>(request: T): T {
-  const mask = (value: unknown): unknown =>
-    typeof value === 'string'
-      ? value.replace(SECRET_SHAPE, '[redacted]')
-      : Array.isArray(value)
-        ? value.map(mask)
-        : value !== null && typeof value === 'object'
-          ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, mask(inner)]))
-          : value;
-  return { ...request, url: mask(request.url), query: mask(request.query), headers: mask(request.headers) } as T;
-}
-
 /** JSON logs through pino, one line per request with its id. */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => {
+        const { current, previous } = config.encryptionKeyring;
+        const mask = logMask([config.adminToken, ...[current, ...previous].map((key) => key.toString('hex'))]);
         const options = {
           level: config.logLevel,
-          genReqId: requestIdFor,
-          redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-          serializers: { req: maskMisplacedSecrets },
+          genReqId: requestIdFor(mask),
+          redact: { paths: REDACTED_PATHS, censor: REDACTED },
+          serializers: { req: (request: { url?: string }) => maskRequestForLog(request, mask) },
           customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
           autoLogging: { ignore: (req: IncomingMessage) => req.url === '/health' },
         } satisfies Options;

@@ -81,10 +81,15 @@ describe('Postbacks (spec 6.1, platform.md §5)', () => {
     const [request] = await receiver.waitFor((r) => r.length >= 1);
     expect(request.body.status).toBe('PAGO');
     expect(receiver.answered).toEqual([503, 503, 503, 200]);
-    const { body } = await t.http.get(`/admin/sellers/${seller.id}/deliveries`).set(adminHeaders).expect(200);
+    // The sender records the try once it has read the answer: wait for it.
+    let body: Array<Record<string, unknown> & { tries: Array<{ responseStatus: number }> }> = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      body = (await t.http.get(`/admin/sellers/${seller.id}/deliveries`).set(adminHeaders).expect(200)).body;
+      if (body[0]?.status === 'DELIVERED') break;
+    }
     expect(body).toHaveLength(1);
     expect(body[0]).toMatchObject({ status: 'DELIVERED', attempts: 4, eventId: request.body.id, channel: 'SALE_POSTBACK' });
-    expect(body[0].tries.map((tr: { responseStatus: number }) => tr.responseStatus)).toEqual([503, 503, 503, 200]);
+    expect(body[0].tries.map((tr) => tr.responseStatus)).toEqual([503, 503, 503, 200]);
   });
 
   it('keeps a delivery as failed after its last retry, and redelivers it on request', async () => {

@@ -6,7 +6,15 @@ import { DomainError, ErrorCode } from '../../domain/domain-error';
 interface BodyParserError {
   type?: string;
   status?: number;
+  expose?: boolean;
 }
+
+/** A body-parser error without a known type (a gzip body that does not inflate, say), by its status. */
+const BODY_PARSER_STATUS_CODES: Record<number, [ErrorCode, string]> = {
+  400: ['MALFORMED_JSON', 'The request body could not be read'],
+  413: ['PAYLOAD_TOO_LARGE', 'The request body is too large'],
+  415: ['UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported'],
+};
 
 const BODY_PARSER_CODES: Record<string, [ErrorCode, string]> = {
   'entity.parse.failed': ['MALFORMED_JSON', 'The request body is not valid JSON'],
@@ -45,6 +53,11 @@ export function toDomainError(exception: unknown): DomainError | null {
   const parserType = (exception as BodyParserError | null)?.type;
   if (parserType && BODY_PARSER_CODES[parserType]) {
     const [code, message] = BODY_PARSER_CODES[parserType];
+    return new DomainError(code, message);
+  }
+  const parserError = exception as BodyParserError | null;
+  if (parserError?.expose === true && typeof parserError.status === 'number' && BODY_PARSER_STATUS_CODES[parserError.status] && !(exception instanceof HttpException)) {
+    const [code, message] = BODY_PARSER_STATUS_CODES[parserError.status];
     return new DomainError(code, message);
   }
   if (exception instanceof HttpException) {

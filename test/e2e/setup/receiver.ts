@@ -14,7 +14,10 @@ export interface ReceivedRequest {
  * statuses queued with `failNext`/`answer`, 200 otherwise, and records what it received.
  */
 export class Receiver {
+  /** Requests answered 2xx: what the sender saw acknowledged. */
   readonly received: ReceivedRequest[] = [];
+  /** Every request that arrived, whatever the answer and even if the sender died before it. */
+  readonly arrived: ReceivedRequest[] = [];
   readonly answered: number[] = [];
   private readonly queued: number[] = [];
   private alwaysStatus: number | null = null;
@@ -36,12 +39,13 @@ export class Receiver {
       request.on('end', () => {
         const status = this.queued.shift() ?? this.alwaysStatus ?? 200;
         this.answered.push(status);
-        if (status >= 200 && status < 300) {
-          const rawBody = Buffer.concat(chunks).toString('utf8');
-          this.received.push({ path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) });
-        }
+        const rawBody = Buffer.concat(chunks).toString('utf8');
+        const received = { path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) };
+        this.arrived.push(received);
         setTimeout(() => {
-          if (!response.destroyed) response.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
+          if (response.destroyed) return; // the sender went away before the answer: arrived, never acknowledged
+          response.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
+          if (status >= 200 && status < 300) this.received.push(received);
         }, this.delayMs);
       });
     });
@@ -61,10 +65,10 @@ export class Receiver {
   }
 
   /** Waits until `predicate` holds over what was received, or fails after `timeoutMs`. */
-  async waitFor(predicate: (received: ReceivedRequest[]) => boolean, timeoutMs = 10_000): Promise<ReceivedRequest[]> {
+  async waitFor(predicate: (received: ReceivedRequest[]) => boolean, timeoutMs = 10_000, list: 'received' | 'arrived' = 'received'): Promise<ReceivedRequest[]> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (predicate(this.received)) return this.received;
+      if (predicate(this[list])) return this[list];
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms; got ${this.received.length} requests`);

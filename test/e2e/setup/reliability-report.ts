@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { DEVELOPMENT_ENCRYPTION_KEY } from '../../../src/config/app-config';
+import { isLuhnValid } from '../../../src/domain/card';
 import { SANDBOX_TEST_CARDS } from '../../../src/providers/sandbox/sandbox-payment.provider';
 import { ADMIN_TOKEN } from './test-app';
 
@@ -35,8 +36,8 @@ export function summarizeReliability(file: string): Required<ReliabilityFigures>
 /** Values that must never appear in a log line, and shapes of generated secrets. */
 const FORBIDDEN_VALUES = [ADMIN_TOKEN, DEVELOPMENT_ENCRYPTION_KEY, ...Object.keys(SANDBOX_TEST_CARDS), '4485275742308327'];
 const FORBIDDEN_SHAPES: Array<[string, RegExp]> = [
-  ['a private key', /\bsk_[A-Za-z0-9_-]{20,}/],
-  ['a postback secret', /\bwhsec_[A-Za-z0-9_-]{20,}/],
+  ['a private key', /sk_[A-Za-z0-9_-]{20,}/],
+  ['a postback secret', /whsec_[A-Za-z0-9_-]{20,}/],
   ['a CVV field', /"cvv"\s*:/i],
   ['a card number field', /"(number|cardNumber)"\s*:\s*"\d{13,19}"/],
 ];
@@ -47,7 +48,10 @@ export function scanLogs(file: string): { lines: number; leaks: string[] } {
   const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '');
   const leaks: string[] = [];
   for (const line of lines) {
+    // Any run of 13 to 19 digits that passes the Luhn check is a card number, wherever it is (the line's own timestamp aside).
+    const cards = (line.replace(/"time":\d+/, '').match(/(?<!\d)\d{13,19}(?!\d)/g) ?? []).filter(isLuhnValid);
     const found = [
+      ...(cards.length > 0 ? ['a card number'] : []),
       ...FORBIDDEN_VALUES.filter((value) => line.includes(value)).map((value) => `${value.slice(0, 6)}…`),
       ...FORBIDDEN_SHAPES.filter(([, shape]) => shape.test(line)).map(([name]) => name),
     ];
