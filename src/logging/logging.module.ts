@@ -21,6 +21,11 @@ export const REDACTED_PATHS = [
   '*.postbackSecret',
 ];
 
+/** Invitation tokens travel in the link's path: they are cut out of every logged URL. */
+export function redactUrlSecrets(url: unknown): unknown {
+  return typeof url === 'string' ? url.replace(/(\/dashboard\/invitation\/)[^/?#]+/i, '$1[redacted]') : url;
+}
+
 /** The request id: the caller's X-Request-Id when it is sane, else a new UUID; echoed in the response. */
 export function requestIdFor(request: IncomingMessage, response: ServerResponse): string {
   const given = request.headers['x-request-id'];
@@ -39,6 +44,9 @@ export function requestIdFor(request: IncomingMessage, response: ServerResponse)
           level: config.logLevel,
           genReqId: requestIdFor,
           redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+          serializers: {
+            req: (req: Record<string, unknown>) => ({ ...req, url: redactUrlSecrets(req.url), params: undefined }),
+          },
           customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
           autoLogging: { ignore: (req) => req.url === '/health' },
         },

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { BalanceModule } from '../balance/balance.module';
+import { SalesRevenueModule } from '../sales/revenue/sales-revenue.module';
+import { SellerModule } from '../seller/seller.module';
+import { UsersModule } from '../users/users.module';
+import { DashboardAuthController } from './controllers/auth.controller';
+import { DashboardOverviewController } from './controllers/overview.controller';
+import { DashboardAuthGuard } from './dashboard-auth.guard';
+import { LoginLimiter } from './login-limiter';
+import { DashboardSessionStore } from './session-store';
+
+/**
+ * The seller dashboard (/dashboard): server-rendered pages over the same services as the API, so that
+ * no rule exists twice. It owns only sessions and sign-in limits; everything it shows or changes goes
+ * through the owning module's service.
+ */
+@Module({
+  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule],
+  controllers: [DashboardAuthController, DashboardOverviewController],
+  providers: [DashboardSessionStore, LoginLimiter, DashboardAuthGuard],
+})
+export class DashboardModule {}
