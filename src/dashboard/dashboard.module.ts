@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
 import { BalanceModule } from '../balance/balance.module';
 import { SalesRevenueModule } from '../sales/revenue/sales-revenue.module';
+import { SalesModule } from '../sales/sales.module';
 import { SellerModule } from '../seller/seller.module';
 import { UsersModule } from '../users/users.module';
 import { DashboardAuthController } from './controllers/auth.controller';
 import { DashboardOverviewController } from './controllers/overview.controller';
+import { DashboardSalesController } from './controllers/sales.controller';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { LoginLimiter } from './login-limiter';
 import { DashboardSessionStore } from './session-store';
@@ -15,8 +17,8 @@ import { DashboardSessionStore } from './session-store';
  * through the owning module's service.
  */
 @Module({
-  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule],
-  controllers: [DashboardAuthController, DashboardOverviewController],
+  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule],
+  controllers: [DashboardAuthController, DashboardOverviewController, DashboardSalesController],
   providers: [DashboardSessionStore, LoginLimiter, DashboardAuthGuard],
 })
 export class DashboardModule {}

@@ -1,4 +1,7 @@
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
 import { Request } from 'express';
+import { collectFieldErrors } from '../common/pipes/validation.pipe';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 
 /** What a form page shows after a refused submission: a message per field, and one for the form. */
@@ -38,4 +41,15 @@ export async function startSession(request: Request, userId: number, sellerId: n
   request.session.userId = userId;
   request.session.sellerId = sellerId;
   await new Promise<void>((resolve, reject) => request.session.save((error) => (error ? reject(error as Error) : resolve())));
+}
+
+/**
+ * Validates what a form or a filter sent with the API's own DTO (its class-validator rules), the way the
+ * API's validation pipe does: the typed value, or the field errors to show next to each field.
+ */
+export async function validated<T extends object>(dto: new () => T, plain: Record<string, unknown>): Promise<{ value: T; errors: FormErrors | null }> {
+  const value = plainToInstance(dto, plain);
+  const { missing, invalid } = collectFieldErrors(await validate(value, { whitelist: true, forbidUnknownValues: true }));
+  if (missing.length === 0 && invalid.length === 0) return { value, errors: null };
+  return { value, errors: formErrorsOf(new RequestValidationError(missing, invalid)) };
 }
