@@ -1,12 +1,16 @@
 import { Module } from '@nestjs/common';
 import { BalanceModule } from '../balance/balance.module';
+import { CashoutModule } from '../cashout/cashout.module';
 import { SalesRevenueModule } from '../sales/revenue/sales-revenue.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { SalesModule } from '../sales/sales.module';
 import { SellerModule } from '../seller/seller.module';
 import { UsersModule } from '../users/users.module';
 import { DashboardAuthController } from './controllers/auth.controller';
+import { DashboardIntegrationsController } from './controllers/integrations.controller';
 import { DashboardOverviewController } from './controllers/overview.controller';
 import { DashboardSalesController } from './controllers/sales.controller';
+import { DashboardWithdrawalsController } from './controllers/withdrawals.controller';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { LoginLimiter } from './login-limiter';
 import { DashboardSessionStore } from './session-store';
@@ -17,8 +21,14 @@ import { DashboardSessionStore } from './session-store';
  * through the owning module's service.
  */
 @Module({
-  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule],
-  controllers: [DashboardAuthController, DashboardOverviewController, DashboardSalesController],
+  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule, NotificationsModule, CashoutModule],
+  controllers: [
+    DashboardAuthController,
+    DashboardOverviewController,
+    DashboardSalesController,
+    DashboardIntegrationsController,
+    DashboardWithdrawalsController,
+  ],
   providers: [DashboardSessionStore, LoginLimiter, DashboardAuthGuard],
 })
 export class DashboardModule {}
