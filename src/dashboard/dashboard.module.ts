@@ -5,11 +5,13 @@ import { SalesRevenueModule } from '../sales/revenue/sales-revenue.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { SalesModule } from '../sales/sales.module';
 import { SellerModule } from '../seller/seller.module';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { UsersModule } from '../users/users.module';
 import { DashboardAuthController } from './controllers/auth.controller';
 import { DashboardIntegrationsController } from './controllers/integrations.controller';
 import { DashboardOverviewController } from './controllers/overview.controller';
 import { DashboardSalesController } from './controllers/sales.controller';
+import { DashboardSubscriptionsController } from './controllers/subscriptions.controller';
 import { DashboardWithdrawalsController } from './controllers/withdrawals.controller';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { LoginLimiter } from './login-limiter';
@@ -21,13 +23,14 @@ import { DashboardSessionStore } from './session-store';
  * through the owning module's service.
  */
 @Module({
-  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule, NotificationsModule, CashoutModule],
+  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule, NotificationsModule, CashoutModule, SubscriptionsModule],
   controllers: [
     DashboardAuthController,
     DashboardOverviewController,
     DashboardSalesController,
     DashboardIntegrationsController,
     DashboardWithdrawalsController,
+    DashboardSubscriptionsController,
   ],
   providers: [DashboardSessionStore, LoginLimiter, DashboardAuthGuard],
 })
