@@ -46,6 +46,7 @@ export const LABELS: Record<string, string> = {
   EMAIL: 'E-mail',
   PHONE: 'Telefone',
   RANDOM: 'Chave aleatória',
+  WITHDRAWAL: 'Saque',
 };
 
 function toDate(value: unknown): Date | null {

@@ -65,6 +65,11 @@ describe('Booting the service and the operator CLI', () => {
       postbackSecret: expect.stringMatching(/^whsec_/),
       invitation: { url: expect.stringMatching(/\/dashboard\/invitation\//), expiresAt: expect.any(String) },
     });
+    const invited = await run(process.execPath, [...TS_NODE, 'src/cli.ts', 'seller:invite', '--seller-id', String(created.seller.id)], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    expect(JSON.parse(invited.stdout)).toEqual({ invitation: { url: expect.stringMatching(/\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String) } });
+    expect(JSON.parse(invited.stdout).invitation.url).not.toBe(created.invitation.url);
     const headers = { 'X-Api-Public-Key': created.credentials.publicKey, 'X-Api-Private-Key': created.credentials.privateKey };
 
     const account = await fetch(`${base}/api/seller`, { headers });

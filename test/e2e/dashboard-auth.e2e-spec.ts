@@ -1,5 +1,5 @@
 import { Browser, BrowserContext, Page } from 'playwright-core';
-import { createSeller } from './setup/factories';
+import { adminHeaders, createSeller } from './setup/factories';
 import { createHash } from 'node:crypto';
 import {
   DashboardApp,
@@ -124,6 +124,27 @@ describe('Dashboard sign-in (issue 12), in a real browser', () => {
     }
     await signIn(t, page, emails[0], 'senha-errada-000');
     expect(await textOf(page, '[role=alert]')).toContain('Muitas tentativas de entrar');
+  });
+
+  it("ends a blocked seller's session at its next request and refuses its sign-in", async () => {
+    const seller = await signedInSeller(t, page);
+    await t.http.patch(`/admin/sellers/${seller.id}`).set(adminHeaders).send({ blocked: true }).expect(200);
+    await page.goto(`${t.baseUrl}/dashboard/sales`);
+    expect(page.url()).toBe(`${t.baseUrl}/dashboard/login`);
+    await signIn(t, page, emailOf(seller), PASSWORD);
+    expect(await textOf(page, '[role=alert]')).toBe('Esta conta está bloqueada. Fale com o suporte.');
+    expect(page.url()).toBe(`${t.baseUrl}/dashboard/login`);
+  });
+
+  it('marks the session cookie Secure when the request came over HTTPS (through the trusted proxy), and answers unknown pages in HTML', async () => {
+    const overHttps = await t.http.get('/dashboard/login').set('X-Forwarded-Proto', 'https').expect(200);
+    expect(String(overHttps.headers['set-cookie'])).toMatch(/^gw_dashboard=.*; Path=\/dashboard; Expires=.*; HttpOnly; Secure; SameSite=Lax$/);
+    const overHttp = await t.http.get('/dashboard/login').expect(200);
+    expect(String(overHttp.headers['set-cookie'])).not.toContain('Secure');
+    expect(overHttp.headers['content-security-policy']).toContain("script-src 'self'");
+    const unknown = await t.http.get('/dashboard/nao-existe').expect(404);
+    expect(unknown.headers['content-type']).toMatch(/^text\/html/);
+    expect(unknown.text).toContain('Página não encontrada');
   });
 
   it('refuses a form without its CSRF token, and accepts the same form with it', async () => {
