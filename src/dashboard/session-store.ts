@@ -30,6 +30,11 @@ export class DashboardSessionStore implements OnApplicationShutdown {
     });
   }
 
+  /** Ends every session of this user but `keepSessionId` (after a password change or reset). */
+  async endSessionsOf(userId: number, keepSessionId: string | null): Promise<void> {
+    await this.pool.query(`DELETE FROM dashboard_sessions WHERE sess->>'userId' = $1 AND sid IS DISTINCT FROM $2`, [String(userId), keepSessionId]);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     this.store.close();
     await this.pool.end();

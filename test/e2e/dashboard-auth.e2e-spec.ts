@@ -147,7 +147,7 @@ describe('Dashboard sign-in (issue 12), in a real browser', () => {
     expect(unknown.text).toContain('Página não encontrada');
   });
 
-  it('refuses a form without its CSRF token, and accepts the same form with it', async () => {
+  it("refuses a form without its CSRF token, accepts it with the token, and the password change ends the user's other sessions", async () => {
     const seller = await signedInSeller(t, page);
     const refused = await page.request.post(`${t.baseUrl}/dashboard/account/password`, {
       form: { currentPassword: PASSWORD, newPassword: 'outra-senha-456', newPasswordConfirmation: 'outra-senha-456' },
@@ -158,6 +158,12 @@ describe('Dashboard sign-in (issue 12), in a real browser', () => {
       form: { _csrf: 'x'.repeat(43), currentPassword: PASSWORD, newPassword: 'outra-senha-456', newPasswordConfirmation: 'outra-senha-456' },
     });
     expect(wrongToken.status()).toBe(403);
+
+    // A second browser signed in as the same user: the password change ends its session.
+    const elsewhere = await newContext(browser);
+    const other = await elsewhere.newPage();
+    await signIn(t, other, emailOf(seller), PASSWORD);
+    expect(other.url()).toBe(`${t.baseUrl}/dashboard`);
 
     // Through the page (with its token) the change goes through, and the new password is the one that works.
     await page.goto(`${t.baseUrl}/dashboard/account/password`);
@@ -172,6 +178,11 @@ describe('Dashboard sign-in (issue 12), in a real browser', () => {
     await submit(page, 'Trocar senha');
     expect(await textOf(page, '[role=status]')).toBe('Senha alterada.');
     await screenshot(page, 'password');
+    await page.goto(`${t.baseUrl}/dashboard/sales`);
+    expect(page.url()).toBe(`${t.baseUrl}/dashboard/sales`);
+    await other.goto(`${t.baseUrl}/dashboard/sales`);
+    expect(other.url()).toBe(`${t.baseUrl}/dashboard/login`);
+    await elsewhere.close();
 
     await context.clearCookies();
     const email = emailOf(seller);

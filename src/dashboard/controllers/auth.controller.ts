@@ -7,6 +7,7 @@ import { UsersService } from '../../users/users.service';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
 import { formErrorsOf, formText, NO_ERRORS, startSession } from '../forms';
 import { LoginLimiter } from '../login-limiter';
+import { DashboardSessionStore } from '../session-store';
 
 /** Sign-in, invitations, password change and sign-out of the seller dashboard. */
 @ApiExcludeController()
@@ -17,6 +18,7 @@ export class DashboardAuthController {
     private readonly users: UsersService,
     private readonly sellers: SellerService,
     private readonly limiter: LoginLimiter,
+    private readonly sessions: DashboardSessionStore,
   ) {}
 
   @Get('login')
@@ -83,6 +85,8 @@ export class DashboardAuthController {
     } catch (error) {
       return response.status(400).render('invitation', { token, errors: formErrorsOf(error) });
     }
+    // A password set through a link (a first one, or a forgotten one): any session opened before is over.
+    await this.sessions.endSessionsOf(user.userId, null);
     await startSession(request, user.userId, user.sellerId);
     response.redirect(303, '/dashboard');
   }
@@ -105,8 +109,10 @@ export class DashboardAuthController {
     } catch (error) {
       return response.status(400).render('password', { errors: formErrorsOf(error), changed: false });
     }
-    // A new session id after a credential change; the page below is rendered with its new CSRF token.
+    // A new session id after a credential change, and every other session of the user ends; the page
+    // below is rendered with the new session's CSRF token.
     await startSession(request, user.userId, user.sellerId);
+    await this.sessions.endSessionsOf(user.userId, request.session.id); // signed out everywhere else
     request.session.csrfToken = response.locals.csrfToken as string;
     response.render('password', { errors: NO_ERRORS, changed: true });
   }
