@@ -31,10 +31,17 @@ export class ApiKeysRepository {
       : null;
   }
 
-  /** Marks the pair used now, unless another request did within the last minute. */
+  /**
+   * Marks the pair used now, unless another request did within the last minute. Never waits for the
+   * row: under a burst of one pair's requests, the one that holds it writes and the others skip
+   * (SKIP LOCKED), so no request holds a pool connection waiting on another's lock.
+   */
   async touchLastUsed(id: number): Promise<void> {
     await this.dataSource.query(
-      `UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+      `UPDATE api_keys SET last_used_at = now()
+        WHERE id = (SELECT id FROM api_keys
+                     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                     FOR UPDATE SKIP LOCKED)`,
       [id],
     );
   }
