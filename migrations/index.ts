@@ -8,6 +8,7 @@ import { CreateWithdrawals1795360000004 } from './1795360000004-CreateWithdrawal
 import { AddProviderReferences1795370000000 } from './1795370000000-AddProviderReferences';
 import { CreateSubscriptions1795380000000 } from './1795380000000-CreateSubscriptions';
 import { AddOutboxRetentionIndex1795390000000 } from './1795390000000-AddOutboxRetentionIndex';
+import { CreateDashboardAccess1795410000000 } from './1795410000000-CreateDashboardAccess';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   AddProviderReferences1795370000000,
   CreateSubscriptions1795380000000,
   AddOutboxRetentionIndex1795390000000,
+  CreateDashboardAccess1795410000000,
 ];

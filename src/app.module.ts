@@ -12,6 +12,7 @@ import { checkRequestShape, parseJsonBody } from './common/middleware/request-bo
 import { FailOpenRedisThrottlerStorage } from './common/guards/fail-open-throttler.storage';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { describeDatabaseUrl } from './database/database-url';
 import { HealthModule } from './health/health.module';
@@ -62,6 +63,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     NotificationsModule,
     AdminModule,
     SandboxModule,
+    DashboardModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: ClientThrottlerGuard }],
 })

@@ -2,6 +2,7 @@
  * Operator CLI (platform.md §2), the same operations as the operator API:
  *   npm run cli -- seller:create --name "Loja" --email loja@example.com [--phone 11987654321]
  *                 [--commercial-name "Loja"] [--document-type cpf|cnpj --document-number 52998224725]
+ *   npm run cli -- seller:invite --seller-id 1   (a new one-time dashboard invitation link)
  *   npm run cli -- api-keys:create --seller-id 1
  *   npm run cli -- api-keys:revoke --public-key pk_...
  *   npm run cli -- secrets:reencrypt        (after rotating ENCRYPTION_KEY, with the old key in ENCRYPTION_KEYS)
@@ -22,7 +23,7 @@ import { DomainError } from './domain/domain-error';
 import { SellerService } from './seller/seller.service';
 
 const USAGE = 'usage: cli seller:create --name NAME --email EMAIL [--phone DIGITS] [--commercial-name NAME] ' +
-  '[--document-type cpf|cnpj --document-number DIGITS] | api-keys:create --seller-id ID | api-keys:revoke --public-key PK | secrets:reencrypt';
+  '[--document-type cpf|cnpj --document-number DIGITS] | seller:invite --seller-id ID | api-keys:create --seller-id ID | api-keys:revoke --public-key PK | secrets:reencrypt';
 
 async function main(argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArgs({
@@ -40,7 +41,7 @@ async function main(argv: string[]): Promise<unknown> {
     },
   });
   const command = positionals[0];
-  if (!['seller:create', 'api-keys:create', 'api-keys:revoke', 'secrets:reencrypt'].includes(command ?? '')) throw new Error(USAGE);
+  if (!['seller:create', 'seller:invite', 'api-keys:create', 'api-keys:revoke', 'secrets:reencrypt'].includes(command ?? '')) throw new Error(USAGE);
 
   const env = validateEnvironment(process.env);
   await prepareDatabase(env.DATABASE_URL);
@@ -59,9 +60,10 @@ async function main(argv: string[]): Promise<unknown> {
       if (errors.invalid.length > 0) throw new Error(`${errors.invalid[0].field}: ${errors.invalid[0].message}`);
       return await app.get(SellerService).create(input);
     }
-    if (command === 'api-keys:create') {
+    if (command === 'api-keys:create' || command === 'seller:invite') {
       const sellerId = Number(values['seller-id']);
       if (!Number.isSafeInteger(sellerId) || sellerId < 1) throw new Error('--seller-id must be a positive integer');
+      if (command === 'seller:invite') return { invitation: await app.get(SellerService).invite(sellerId) };
       return await app.get(SellerService).issueKeyPair(sellerId);
     }
     if (command === 'secrets:reencrypt') return await app.get(SellerService).reencryptSecrets();

@@ -13,6 +13,7 @@ import { FallbackExceptionFilter, rendererForPath } from './common/filters/fallb
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
+import { configureDashboard } from './dashboard/dashboard-http';
 import { DomainError } from './domain/domain-error';
 
 /** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
@@ -65,11 +66,12 @@ export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void
 /** Everything the running service and the e2e tests share on top of AppModule. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.useLogger(app.get(Logger));
-  // Security headers (nosniff, frame denial, HSTS, no referrer…). The answers are JSON; the CSP is left to
-  // the one HTML page (/docs), whose Swagger UI needs inline scripts. No CORS: browsers must not call the
+  // Security headers (nosniff, frame denial, HSTS, no referrer…). The API answers JSON; the CSP is left to
+  // the HTML pages: /docs, whose Swagger UI needs inline scripts, and /dashboard, which sets its own. No CORS: browsers must not call the
   // API with a seller's keys (spec §5), so no cross-origin access is granted.
   app.use(helmet({ contentSecurityPolicy: false }));
   answerRequestsNodeWouldRefuse(app);
+  configureDashboard(app);
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());
   app.disable('x-powered-by');

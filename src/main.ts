@@ -16,6 +16,9 @@ async function bootstrap(): Promise<void> {
   if (config.usesDevelopmentEncryptionKey) {
     app.get(Logger).warn('ENCRYPTION_KEY is unset: stored secrets use the development key. Set it in production.');
   }
+  if (config.usesDevelopmentSessionSecret) {
+    app.get(Logger).warn('SESSION_SECRET is unset: dashboard sessions use the development secret. Set it in production.');
+  }
   await app.listen(config.port);
 }
 

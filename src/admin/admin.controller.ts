@@ -5,7 +5,7 @@ import { AdminApi } from '../common/decorators/admin-auth.decorator';
 import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { SellerService } from '../seller/seller.service';
-import { AdminSellerResponse, CreatedSellerResponse, KeyPairResponse, SettingsDto, SettingsResponse } from './dto/admin.response';
+import { AdminSellerResponse, CreatedSellerResponse, InvitationResponse, KeyPairResponse, SettingsDto, SettingsResponse } from './dto/admin.response';
 import { CreateSellerDto, UpdateSellerDto } from './dto/seller-input.dto';
 import { SettingsService } from './settings.service';
 
@@ -50,6 +50,14 @@ export class AdminController {
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
   issueKeyPair(@Param('id', IdParamPipe) id: number): Promise<KeyPairResponse> {
     return this.sellers.issueKeyPair(id);
+  }
+
+  @Post('sellers/:id/invitation')
+  @ApiOperation({ summary: "A new one-time link that sets the seller's dashboard password (expires in 72 h); earlier links stop working once one is used" })
+  @ApiCreatedResponse({ type: InvitationResponse })
+  @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  invite(@Param('id', IdParamPipe) id: number): Promise<InvitationResponse> {
+    return this.sellers.invite(id);
   }
 
   @Delete('api-keys/:publicKey')

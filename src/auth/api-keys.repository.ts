@@ -4,7 +4,10 @@ import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiKeyEntity } from './entities/api-key.entity';
 
 export interface ActiveKeyWithSeller {
+  id: number;
   sellerId: number;
+  /** True when the pair has not been marked used in the last minute. */
+  lastUseStale: boolean;
   privateKeyHash: string;
   sellerBlocked: boolean;
 }
@@ -15,14 +18,37 @@ export class ApiKeysRepository {
 
   /** The unrevoked key with this public key, with its seller's blocked flag; null when none. */
   async findActiveByPublicKey(publicKey: string): Promise<ActiveKeyWithSeller | null> {
-    const rows: Array<{ seller_id: number; private_key_hash: string; blocked: boolean }> = await this.dataSource.query(
-      `SELECT k.seller_id, k.private_key_hash, s.blocked
+    const rows: Array<{ id: number; seller_id: number; private_key_hash: string; blocked: boolean; stale: boolean }> = await this.dataSource.query(
+      `SELECT k.id, k.seller_id, k.private_key_hash, s.blocked,
+              (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
          FROM api_keys k JOIN sellers s ON s.id = k.seller_id
         WHERE k.public_key = $1 AND k.revoked_at IS NULL`,
       [publicKey],
     );
     const row = rows[0];
-    return row ? { sellerId: row.seller_id, privateKeyHash: row.private_key_hash, sellerBlocked: row.blocked } : null;
+    return row
+      ? { id: row.id, sellerId: row.seller_id, privateKeyHash: row.private_key_hash, sellerBlocked: row.blocked, lastUseStale: row.stale }
+      : null;
+  }
+
+  /**
+   * Marks the pair used now, unless another request did within the last minute. Never waits for the
+   * row: under a burst of one pair's requests, the one that holds it writes and the others skip
+   * (SKIP LOCKED), so no request holds a pool connection waiting on another's lock.
+   */
+  async touchLastUsed(id: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE api_keys SET last_used_at = now()
+        WHERE id = (SELECT id FROM api_keys
+                     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                     FOR UPDATE SKIP LOCKED)`,
+      [id],
+    );
+  }
+
+  /** Every pair of the seller, newest first. */
+  ofSeller(sellerId: number): Promise<ApiKeyEntity[]> {
+    return this.dataSource.getRepository(ApiKeyEntity).find({ where: { sellerId }, order: { id: 'DESC' } });
   }
 
   async insert(
@@ -34,11 +60,11 @@ export class ApiKeysRepository {
     await manager.getRepository(ApiKeyEntity).insert({ sellerId, publicKey, privateKeyHash });
   }
 
-  /** Marks the key revoked; returns false when no unrevoked key has this public key. */
-  async revokeIfActive(publicKey: string): Promise<boolean> {
+  /** Marks the key revoked (only the seller's own when `sellerId` is given); false when no such unrevoked key. */
+  async revokeIfActive(publicKey: string, sellerId?: number): Promise<boolean> {
     const result = await this.dataSource
       .getRepository(ApiKeyEntity)
-      .update({ publicKey, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+      .update({ publicKey, revokedAt: IsNull(), ...(sellerId === undefined ? {} : { sellerId }) }, { revokedAt: () => 'now()' });
     return (result.affected ?? 0) > 0;
   }
 }

@@ -9,6 +9,14 @@ export interface KeyPair {
   privateKey: string;
 }
 
+/** A pair as its seller sees it: never the private key. */
+export interface KeyPairView {
+  publicKey: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
 const PUBLIC_KEY_PATTERN = /^pk_[A-Za-z0-9_-]{16,60}$/;
 const PRIVATE_KEY_PATTERN = /^sk_[A-Za-z0-9_-]{16,60}$/;
 
@@ -24,10 +32,21 @@ export class ApiKeysService {
     return pair;
   }
 
-  async revoke(publicKey: string): Promise<void> {
-    if (!(await this.keys.revokeIfActive(publicKey))) {
+  /** Revokes the pair (the operator); with `sellerId`, only if it is that seller's (the seller's dashboard). */
+  async revoke(publicKey: string, sellerId?: number): Promise<void> {
+    if (!(await this.keys.revokeIfActive(publicKey, sellerId))) {
       throw new DomainError('NOT_FOUND', 'No active API key with this public key');
     }
+  }
+
+  /** The seller's pairs, newest first, with their creation, last use and revocation. */
+  async pairsOf(sellerId: number): Promise<KeyPairView[]> {
+    return (await this.keys.ofSeller(sellerId)).map((key) => ({
+      publicKey: key.publicKey,
+      createdAt: key.createdAt,
+      lastUsedAt: key.lastUsedAt,
+      revokedAt: key.revokedAt,
+    }));
   }
 
   /**
@@ -48,6 +67,8 @@ export class ApiKeysService {
     if (key.sellerBlocked) {
       throw new DomainError('FORBIDDEN', 'This account is blocked');
     }
+    // At most one write a minute per pair, and only for a pair that just authenticated.
+    if (key.lastUseStale) await this.keys.touchLastUsed(key.id);
     return key.sellerId;
   }
 }

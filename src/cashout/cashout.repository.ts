@@ -12,7 +12,9 @@ export class CashoutRepository {
   async insert(withdrawal: Partial<WithdrawalEntity>, manager: EntityManager): Promise<WithdrawalEntity> {
     const repository = manager.getRepository(WithdrawalEntity);
     const { identifiers } = await repository.insert(withdrawal as QueryDeepPartialEntity<WithdrawalEntity>);
-    return repository.findOneByOrFail({ id: identifiers[0].id as number });
+    const id = identifiers[0].id as number;
+    await this.recordStatus(id, null, withdrawal.status as WithdrawalStatus, manager);
+    return repository.findOneByOrFail({ id });
   }
 
   findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<WithdrawalEntity | null> {
@@ -61,6 +63,29 @@ export class CashoutRepository {
       .set({ ...changes, updatedAt: () => 'now()' })
       .where('id = :id AND status = :expected', { id, expected })
       .execute();
-    return result.affected === 1;
+    if (result.affected !== 1) return false;
+    await this.recordStatus(id, expected, changes.status, manager);
+    return true;
+  }
+
+  /** One line of the withdrawal's status history, in the transaction of the change. */
+  async recordStatus(withdrawalId: number, previous: WithdrawalStatus | null, status: WithdrawalStatus, manager: EntityManager): Promise<void> {
+    await manager.query('INSERT INTO withdrawal_status_changes (withdrawal_id, previous_status, status) VALUES ($1, $2, $3)', [withdrawalId, previous, status]);
+  }
+
+  /** The withdrawal's status history, oldest first. */
+  statusHistory(withdrawalId: number): Promise<Array<{ previousStatus: WithdrawalStatus | null; status: WithdrawalStatus; changedAt: Date }>> {
+    return this.dataSource.query(
+      `SELECT previous_status AS "previousStatus", status, changed_at AS "changedAt" FROM withdrawal_status_changes WHERE withdrawal_id = $1 ORDER BY id`,
+      [withdrawalId],
+    );
+  }
+
+  /** A page of the seller's withdrawals, newest first, with the total count. */
+  async page(sellerId: number, page: number, limit: number): Promise<{ rows: WithdrawalEntity[]; total: number }> {
+    const [rows, total] = await this.dataSource
+      .getRepository(WithdrawalEntity)
+      .findAndCount({ where: { sellerId }, order: { id: 'DESC' }, skip: (page - 1) * limit, take: limit });
+    return { rows, total };
   }
 }

@@ -128,6 +128,18 @@ export class CashoutService {
     return toWithdrawalLookup(withdrawal);
   }
 
+  /** A page of the seller's withdrawals, newest first (spec 2.10 with updatedAt). */
+  async list(sellerId: number, page: number, limit = 20): Promise<{ withdrawals: WithdrawalLookupResponse[]; pagination: { page: number; limit: number; total: number; totalPages: number } }> {
+    const { rows, total } = await this.withdrawals.page(sellerId, page, limit);
+    return { withdrawals: rows.map(toWithdrawalLookup), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+  }
+
+  /** The withdrawal's status history, oldest first (stored statuses: a rejection is FAILED); 404 unknown, 403 another seller's. */
+  async statusHistory(sellerId: number, id: number): Promise<Array<{ previousStatus: WithdrawalStatus | null; status: WithdrawalStatus; changedAt: Date }>> {
+    this.assertOwned(await this.withdrawals.findById(id), sellerId, id);
+    return this.withdrawals.statusHistory(id);
+  }
+
   /**
    * The payout job: asks the provider to pay out a PENDING withdrawal not yet sent, outside any
    * transaction, with the withdrawal's id as reference (the provider pays a reference at most once), then

@@ -3,6 +3,9 @@ import { EnvironmentVariables } from './env.schema';
 /** Development-only key for stored secrets, used when ENCRYPTION_KEY is unset (a warning is logged). */
 export const DEVELOPMENT_ENCRYPTION_KEY = '5f0c8d0b1c9e4a7f8e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1';
 
+/** Development-only session secret, used when SESSION_SECRET is unset (a warning is logged). */
+const DEVELOPMENT_SESSION_SECRET = 'development-session-secret-do-not-use-in-production';
+
 /** Typed access to the validated environment (config.module.ts builds it once per application). */
 export class AppConfig {
   constructor(private readonly env: EnvironmentVariables) {}
@@ -90,6 +93,24 @@ export class AppConfig {
     const value = this.env.TRUST_PROXY;
     if (value === 'false' || value === 'true') return value === 'true';
     return /^\d+$/.test(value) ? Number(value) : value;
+  }
+  get sessionSecret(): string {
+    return this.env.SESSION_SECRET ?? DEVELOPMENT_SESSION_SECRET;
+  }
+  get usesDevelopmentSessionSecret(): boolean {
+    return !this.env.SESSION_SECRET;
+  }
+  /** Base of the links the dashboard hands out (invitations). */
+  get dashboardBaseUrl(): string {
+    return this.env.DASHBOARD_BASE_URL ?? `http://localhost:${this.env.PORT}`;
+  }
+  /** Failed sign-ins allowed per account and per address within the window. */
+  get loginLimits(): { perAccount: number; perAddress: number; windowSeconds: number } {
+    return {
+      perAccount: this.env.LOGIN_MAX_ATTEMPTS_PER_ACCOUNT,
+      perAddress: this.env.LOGIN_MAX_ATTEMPTS_PER_ADDRESS,
+      windowSeconds: this.env.LOGIN_ATTEMPTS_WINDOW_SECONDS,
+    };
   }
   get logLevel(): string {
     return this.env.LOG_LEVEL;

@@ -173,6 +173,43 @@ export class EnvironmentVariables {
   @IsBoolean({ message: 'DB_GUARD_NESTED_CONNECTIONS must be true or false' })
   DB_GUARD_NESTED_CONNECTIONS = false;
 
+  /**
+   * Signs the dashboard's session cookie (32+ characters). Required when NODE_ENV=production; elsewhere a
+   * development secret is used and a warning is logged.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'SESSION_SECRET must be at least 32 characters long' })
+  SESSION_SECRET?: string;
+
+  /** Where sellers reach the dashboard, for invitation links (no trailing slash); default http://localhost:PORT. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*[^\s?#/])?$/, { message: 'DASHBOARD_BASE_URL must be an http or https URL without a trailing slash' })
+  DASHBOARD_BASE_URL?: string;
+
+  /** Failed dashboard sign-ins allowed per e-mail within LOGIN_ATTEMPTS_WINDOW_SECONDS. */
+  @Transform(toInteger)
+  @IsInt({ message: 'LOGIN_MAX_ATTEMPTS_PER_ACCOUNT must be a whole number, 1 to 1000' })
+  @Min(1, { message: 'LOGIN_MAX_ATTEMPTS_PER_ACCOUNT must be a whole number, 1 to 1000' })
+  @Max(1000, { message: 'LOGIN_MAX_ATTEMPTS_PER_ACCOUNT must be a whole number, 1 to 1000' })
+  LOGIN_MAX_ATTEMPTS_PER_ACCOUNT = 5;
+
+  /** Failed dashboard sign-ins allowed per client address within LOGIN_ATTEMPTS_WINDOW_SECONDS. */
+  @Transform(toInteger)
+  @IsInt({ message: 'LOGIN_MAX_ATTEMPTS_PER_ADDRESS must be a whole number, 1 to 10000' })
+  @Min(1, { message: 'LOGIN_MAX_ATTEMPTS_PER_ADDRESS must be a whole number, 1 to 10000' })
+  @Max(10_000, { message: 'LOGIN_MAX_ATTEMPTS_PER_ADDRESS must be a whole number, 1 to 10000' })
+  LOGIN_MAX_ATTEMPTS_PER_ADDRESS = 20;
+
+  /** The window over which failed sign-ins are counted, in seconds. */
+  @Transform(toInteger)
+  @IsInt({ message: 'LOGIN_ATTEMPTS_WINDOW_SECONDS must be a whole number of seconds, 10 to 86400' })
+  @Min(10, { message: 'LOGIN_ATTEMPTS_WINDOW_SECONDS must be a whole number of seconds, 10 to 86400' })
+  @Max(86_400, { message: 'LOGIN_ATTEMPTS_WINDOW_SECONDS must be a whole number of seconds, 10 to 86400' })
+  LOGIN_ATTEMPTS_WINDOW_SECONDS = 900;
+
   @Transform(emptyToUndefined)
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -192,7 +229,7 @@ export class InvalidEnvironmentError extends Error {}
 export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
   const known = Object.keys(new EnvironmentVariables());
   const relevant: Record<string, unknown> = {};
-  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS']) {
+  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS', 'SESSION_SECRET', 'DASHBOARD_BASE_URL']) {
     if (raw[key] !== undefined) relevant[key] = raw[key];
   }
   const env = plainToInstance(EnvironmentVariables, relevant, { exposeDefaultValues: true });
@@ -205,6 +242,10 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
   if (raw.NODE_ENV === 'production' && !env.ENCRYPTION_KEY) {
     // The development key is in the repository: stored secrets would be readable by anyone with it.
     throw new InvalidEnvironmentError('Invalid configuration: ENCRYPTION_KEY is required when NODE_ENV=production (64 hexadecimal characters)');
+  }
+  if (raw.NODE_ENV === 'production' && !env.SESSION_SECRET) {
+    // The development secret is in the repository: anyone could forge a dashboard session cookie with it.
+    throw new InvalidEnvironmentError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
   }
   return env;
 }

@@ -1,6 +1,8 @@
 import {
   basisPoints,
   basisPointsToPercent,
+  brlInputToCents,
+  centsToBrl,
   cents,
   centsToReaisNumber,
   centsToReaisString,
@@ -60,5 +62,32 @@ describe('money', () => {
     expect(percentageOf(cents(1000), basisPoints(395))).toBe(40); // 39.5
     expect(percentageOf(cents(1000), basisPoints(394))).toBe(39); // 39.4
     expect(percentageOf(cents(0), basisPoints(399))).toBe(0);
+  });
+});
+
+describe('centsToBrl', () => {
+  it('writes reais the Brazilian way, with thousands dots and a decimal comma', () => {
+    expect(centsToBrl(cents(123456))).toBe('R$ 1.234,56');
+    expect(centsToBrl(cents(5))).toBe('R$ 0,05');
+    expect(centsToBrl(cents(100000000))).toBe('R$ 1.000.000,00');
+    expect(centsToBrl(cents(-15050))).toBe('-R$ 150,50');
+  });
+});
+
+describe('brlInputToCents', () => {
+  it('reads what a person types in a pt-BR form', () => {
+    expect(brlInputToCents('150')).toBe(15000);
+    expect(brlInputToCents('150,5')).toBe(15050);
+    expect(brlInputToCents('1.234,56')).toBe(123456);
+    expect(brlInputToCents('R$ 150,50')).toBe(15050);
+    expect(brlInputToCents('150.50')).toBe(15050);
+    expect(brlInputToCents('150.505')).toBe(15050500); // dots between groups of three are thousands
+  });
+
+  it('refuses anything else instead of guessing', () => {
+    for (const text of ['', 'abc', '1,234.56', '150,505', '1.23.4', '-150', '1.5000', '12.34,5x']) {
+      expect(brlInputToCents(text)).toBeNull();
+    }
+    expect(brlInputToCents(150)).toBeNull();
   });
 });

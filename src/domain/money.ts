@@ -94,3 +94,22 @@ export function percentageOf(amount: Cents, rate: BasisPoints): Cents {
   if (amount < 0) throw new MoneyError('percentageOf needs a non-negative amount');
   return cents(Math.floor((amount * rate + 5_000) / 10_000));
 }
+
+/** Cents as Brazilian currency for people: 123456 -> "R$ 1.234,56", -5 -> "-R$ 0,05". */
+export function centsToBrl(value: Cents): string {
+  const [whole, fraction] = centsToReaisString(value).replace('-', '').split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+  return `${value < 0 ? '-' : ''}R$ ${grouped},${fraction}`;
+}
+
+/**
+ * An amount typed by a person in a pt-BR form into cents: "150", "150,5", "1.234,56", "R$ 150,50" or
+ * "150.50" (a dot followed by one or two digits at the end is a decimal point). Null when it is not one.
+ */
+export function brlInputToCents(text: unknown): Cents | null {
+  if (typeof text !== 'string') return null;
+  const bare = text.trim().replace(/^R\$\s*/i, '');
+  if (!/^\d{1,3}(\.\d{3})*(,\d{1,2})?$|^\d+(,\d{1,2})?$|^\d+\.\d{1,2}$/.test(bare)) return null;
+  const normalized = /^\d+\.\d{1,2}$/.test(bare) ? bare : bare.replace(/\./g, '').replace(',', '.');
+  return reaisToCents(normalized);
+}

@@ -13,18 +13,23 @@ const SECRET_SHAPE = /(sk|whsec)_[A-Za-z0-9_-]{8,}/g;
 /** Runs of digits as long as a card number: masked when they pass the Luhn check. */
 const DIGIT_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
 const REDACTED = '[redacted]';
+/** Invitation tokens travel in the dashboard link's path. */
+const INVITATION_PATH = /(\/dashboard\/invitation\/)[^/?#\s"]+/gi;
 
 export type LogMask = (text: string) => string;
 
 /**
  * Masks, in any text bound for a log line, what must never be there whatever header, path or query a
- * client put it in: the gateway's secret shapes, card numbers, and the given literal secrets (the admin
- * token, the encryption keys).
+ * client put it in: the gateway's secret shapes, card numbers, dashboard invitation tokens, and the given
+ * literal secrets (the admin token, the encryption keys).
  */
 export function logMask(literals: Array<string | null | undefined>): LogMask {
   const secrets = literals.filter((literal): literal is string => typeof literal === 'string' && literal.length >= 8);
   return (text) => {
-    let masked = text.replace(SECRET_SHAPE, REDACTED).replace(DIGIT_RUN, (run) => (isLuhnValid(run) ? REDACTED : run));
+    let masked = text
+      .replace(SECRET_SHAPE, REDACTED)
+      .replace(DIGIT_RUN, (run) => (isLuhnValid(run) ? REDACTED : run))
+      .replace(INVITATION_PATH, `$1${REDACTED}`);
     for (const secret of secrets) if (masked.includes(secret)) masked = masked.split(secret).join(REDACTED);
     return masked;
   };
@@ -66,7 +71,9 @@ export function maskRequestForLog<T extends { url?: string }>(request: T, mask: 
         : value !== null && typeof value === 'object'
           ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [mask(key), deep(inner)]))
           : value;
-  const masked = deep(request) as T;
+  // The route's params repeat the path, bare: a token in them has no shape to mask it by.
+  const { params: _params, ...rest } = request as T & { params?: unknown };
+  const masked = deep(rest) as T;
   return typeof request.url === 'string' ? { ...masked, url: maskUrl(request.url, mask) } : masked;
 }
 

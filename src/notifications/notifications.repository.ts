@@ -39,6 +39,11 @@ export class NotificationsRepository {
     return manager.getRepository(WithdrawalWebhookEntity).find({ where: { sellerId }, order: { id: 'ASC' } });
   }
 
+  /** One event outside any other unit of work (a test delivery). */
+  async insertEvent(event: Partial<OutboxEventEntity>): Promise<void> {
+    await this.dataSource.getRepository(OutboxEventEntity).insert(event as QueryDeepPartialEntity<OutboxEventEntity>);
+  }
+
   async insertEvents(events: Array<Partial<OutboxEventEntity>>, manager: EntityManager): Promise<void> {
     if (events.length > 0) await manager.getRepository(OutboxEventEntity).insert(events as QueryDeepPartialEntity<OutboxEventEntity>[]);
   }

@@ -236,6 +236,40 @@ export class NotificationsService {
     return toWebhookView(await this.notifications.insertWebhook(sellerId, url));
   }
 
+  /**
+   * Sends a test event to one of the seller's withdrawal webhooks, through the outbox like any other
+   * delivery (tries, retries, log): the spec 6.2 body of a fictitious withdrawal (id 0) with `test: true`.
+   */
+  async sendTestWebhook(sellerId: number, webhookId: number): Promise<void> {
+    const webhook = (await this.notifications.webhooksOf(sellerId)).find((candidate) => candidate.id === webhookId);
+    if (!webhook) throw new DomainError('NOT_FOUND', `Seller ${sellerId} has no webhook ${webhookId}`);
+    const { user } = await this.sellers.withdrawalProfile(sellerId);
+    const now = new Date().toISOString();
+    await this.notifications.insertEvent({
+      eventId: randomUUID(),
+      sellerId,
+      channel: 'WITHDRAWAL_WEBHOOK',
+      aggregateKey: `webhook-test:${webhook.id}`,
+      url: webhook.url,
+      signed: false,
+      payload: {
+        id: 0,
+        userId: sellerId,
+        amount: '0.00',
+        pixKey: '',
+        pixKeyType: 'CPF',
+        status: 'COMPLETED',
+        externalId: null,
+        createdAt: now,
+        updatedAt: now,
+        processedAt: now,
+        user,
+        type: 'WITHDRAWAL',
+        test: true,
+      },
+    });
+  }
+
   async withdrawalWebhooks(sellerId: number): Promise<WebhookView[]> {
     await this.sellers.assertExists(sellerId);
     return (await this.notifications.webhooksOf(sellerId)).map(toWebhookView);

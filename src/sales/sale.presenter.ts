@@ -84,3 +84,28 @@ export function toTransaction(sale: SaleEntity, items: SaleItemEntity[]): Transa
     shipping: sale.shipping,
   };
 }
+
+/** A line of the seller's list of sales. */
+export interface SaleListItem {
+  id: number;
+  status: string;
+  paymentMethod: string;
+  amount: number;
+  customerName: string;
+  customerEmail: string;
+  date: string;
+  completedAt: string | null;
+}
+
+export function toSaleListItem(sale: SaleEntity): SaleListItem {
+  return {
+    id: sale.id,
+    status: sale.status,
+    paymentMethod: sale.paymentMethod,
+    amount: sale.amountCents,
+    customerName: sale.customerName,
+    customerEmail: sale.customerEmail,
+    date: sale.createdAt.toISOString(),
+    completedAt: sale.completedAt?.toISOString() ?? null,
+  };
+}

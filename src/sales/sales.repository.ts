@@ -2,9 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { SaleStatus } from '../domain/sale-status';
+import { Cents, cents } from '../domain/money';
+import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
+
+export interface SaleFilters {
+  status?: SaleStatus;
+  paymentMethod?: SalePaymentMethod;
+  search?: string;
+  createdFrom?: Date;
+  createdBefore?: Date;
+}
 
 @Injectable()
 export class SalesRepository {
@@ -21,6 +30,7 @@ export class SalesRepository {
     const sales = manager.getRepository(SaleEntity);
     await sales.insert(sales.create(sale) as QueryDeepPartialEntity<SaleEntity>);
     const id = sale.id;
+    await this.recordStatus(id, null, sale.status as SaleStatus, manager);
     await manager
       .getRepository(SaleItemEntity)
       .insert(items.map((item, position) => ({ ...item, saleId: id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
@@ -37,6 +47,7 @@ export class SalesRepository {
       .orIgnore()
       .execute();
     if ((result.raw as unknown[]).length === 0) return null;
+    await this.recordStatus(sale.id, null, sale.status as SaleStatus, manager);
     await manager
       .getRepository(SaleItemEntity)
       .insert(items.map((item, position) => ({ ...item, saleId: sale.id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
@@ -101,7 +112,57 @@ export class SalesRepository {
       .set({ ...changes, updatedAt: () => 'now()' } as QueryDeepPartialEntity<SaleEntity>)
       .where('id = :id AND status = :expected', { id, expected })
       .execute();
-    return (result.affected ?? 0) === 1;
+    if ((result.affected ?? 0) !== 1) return false;
+    await this.recordStatus(id, expected, changes.status, manager);
+    return true;
+  }
+
+  /** One line of the sale's status history, in the transaction of the change. */
+  private async recordStatus(saleId: number, previous: SaleStatus | null, status: SaleStatus, manager: EntityManager): Promise<void> {
+    await manager.query('INSERT INTO sale_status_changes (sale_id, previous_status, status) VALUES ($1, $2, $3)', [saleId, previous, status]);
+  }
+
+  /** One page of the seller's sales, newest first, and how many match in all. */
+  async page(sellerId: number, filters: SaleFilters, page: number, limit: number): Promise<{ rows: SaleEntity[]; total: number }> {
+    const query = this.dataSource.getRepository(SaleEntity).createQueryBuilder('s').where('s.seller_id = :sellerId', { sellerId });
+    if (filters.status) query.andWhere('s.status = :status', { status: filters.status });
+    if (filters.paymentMethod) query.andWhere('s.payment_method = :method', { method: filters.paymentMethod });
+    if (filters.search) {
+      const pattern = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const id = /^\d{1,9}$/.test(filters.search) ? Number(filters.search) : -1;
+      query.andWhere(
+        '(s.customer_name ILIKE :pattern OR s.customer_email ILIKE :pattern OR s.customer_document_number ILIKE :pattern OR s.id = :id)',
+        { pattern, id },
+      );
+    }
+    if (filters.createdFrom) query.andWhere('s.created_at >= :from', { from: filters.createdFrom });
+    if (filters.createdBefore) query.andWhere('s.created_at < :before', { before: filters.createdBefore });
+    const [rows, total] = await query
+      .orderBy('s.id', 'DESC')
+      .skip((page - 1) * limit)
+      .take(limit)
+      .getManyAndCount();
+    return { rows, total };
+  }
+
+  /** Amount and count of the seller's sales PAGO now, by the Brazilian day (UTC-3) they were paid, from `since` on. */
+  async paidPerDay(sellerId: number, since: Date): Promise<Array<{ day: string; amountCents: Cents; count: number }>> {
+    const rows: Array<{ day: string; amount: string; count: string }> = await this.dataSource.query(
+      `SELECT to_char(completed_at - interval '3 hours', 'YYYY-MM-DD') AS day, SUM(amount_cents) AS amount, COUNT(*) AS count
+         FROM sales
+        WHERE seller_id = $1 AND status = 'PAGO' AND completed_at >= $2
+        GROUP BY 1`,
+      [sellerId, since],
+    );
+    return rows.map((row) => ({ day: row.day, amountCents: cents(Number(row.amount)), count: Number(row.count) }));
+  }
+
+  /** The sale's status history, oldest first. */
+  statusHistory(saleId: number): Promise<Array<{ previousStatus: SaleStatus | null; status: SaleStatus; changedAt: Date }>> {
+    return this.dataSource.query(
+      `SELECT previous_status AS "previousStatus", status, changed_at AS "changedAt" FROM sale_status_changes WHERE sale_id = $1 ORDER BY id`,
+      [saleId],
+    );
   }
 
   async update(id: number, changes: Partial<SaleEntity>, manager: EntityManager): Promise<void> {

@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import * as QRCode from 'qrcode';
 import { DataSource, EntityManager } from 'typeorm';
-import { addDays, boletoDueDate } from '../domain/dates';
+import { addDays, boletoDueDate, brazilDate, endOfBrazilDay } from '../domain/dates';
+import { DomainError } from '../domain/domain-error';
 import { Cents, cents } from '../domain/money';
 import {
   checkPaymentPermission,
@@ -18,11 +19,12 @@ import { CardToken, chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProv
 import { SalesProfile, SellerService } from '../seller/seller.service';
 import { CreateSaleDto } from './dto/create-sale.dto';
 import { CreateSaleResponse, TransactionResponse } from './dto/sale.response';
+import { SaleQueryDto } from './dto/sale-query.dto';
 import { SaleEntity } from './entities/sale.entity';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleHooks } from './sale-hooks';
 import { assertOwnedSale, MoveContext, SaleTransitionsService } from './sale-transitions.service';
-import { toCreateSaleResponse, toTransaction } from './sale.presenter';
+import { SaleListItem, toCreateSaleResponse, toSaleListItem, toTransaction } from './sale.presenter';
 import { SalesRepository } from './sales.repository';
 
 export { DEFAULT_BOLETO_DAYS, MINIMUM_SALE_CENTS } from '../domain/sale-request';
@@ -94,6 +96,49 @@ export class SalesService {
     const sale = await this.sales.findById(saleId);
     assertOwnedSale(sale, sellerId, saleId);
     return toTransaction(sale, await this.sales.itemsOf(saleId));
+  }
+
+  /** A page of the seller's sales, newest first, filtered; dates are Brazilian days, both inclusive. */
+  async list(sellerId: number, query: SaleQueryDto): Promise<{ sales: SaleListItem[]; pagination: { page: number; limit: number; total: number; totalPages: number } }> {
+    const page = query.page ?? 1;
+    const limit = query.limit ?? 20;
+    if (query.startDate && query.endDate && query.startDate > query.endDate) {
+      throw new DomainError('VALIDATION_ERROR', 'startDate must not be after endDate');
+    }
+    const { rows, total } = await this.sales.page(
+      sellerId,
+      {
+        status: query.status,
+        paymentMethod: query.paymentMethod,
+        search: query.search?.trim() || undefined,
+        createdFrom: query.startDate ? addDays(endOfBrazilDay(query.startDate), -1) : undefined,
+        createdBefore: query.endDate ? endOfBrazilDay(query.endDate) : undefined,
+      },
+      page,
+      limit,
+    );
+    return { sales: rows.map(toSaleListItem), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+  }
+
+  /** The sale's status history, oldest first: 404 unknown, 403 another seller's. */
+  async statusHistory(sellerId: number, saleId: number): Promise<Array<{ previousStatus: string | null; status: string; changedAt: Date }>> {
+    assertOwnedSale(await this.sales.findById(saleId), sellerId, saleId);
+    return this.sales.statusHistory(saleId);
+  }
+
+  /** Paid sales (PAGO now) per Brazilian day over the last `days` days up to `now`, every day listed, oldest first. */
+  async paidPerDay(sellerId: number, days: number, now = new Date()): Promise<Array<{ day: string; amountCents: Cents; count: number }>> {
+    const today = brazilDate(now);
+    const first = brazilDate(addDays(now, -(days - 1)));
+    const rows = await this.sales.paidPerDay(sellerId, addDays(endOfBrazilDay(first), -1));
+    const byDay = new Map(rows.map((row) => [row.day, row]));
+    const result: Array<{ day: string; amountCents: Cents; count: number }> = [];
+    for (let offset = days - 1; offset >= 0; offset -= 1) {
+      const day = brazilDate(addDays(now, -offset));
+      if (day > today) break;
+      result.push(byDay.get(day) ?? { day, amountCents: cents(0), count: 0 });
+    }
+    return result;
   }
 
   /** PIX, boleto and transfer: the provider's document first, then the sale, its key and its answer in one transaction. */

@@ -9,6 +9,7 @@ import { DomainError } from '../domain/domain-error';
 import { FeeSchedule, FeeScheduleKey, feeScheduleWith } from '../domain/fees';
 import { basisPoints, percentToBasisPoints } from '../domain/money';
 import { SalesRevenueService } from '../sales/revenue/sales-revenue.service';
+import { Invitation, UsersService } from '../users/users.service';
 import { SellerAccountResponse } from './dto/seller-account.response';
 import { SellerEntity } from './entities/seller.entity';
 import { toSellerAccount } from './seller-account.presenter';
@@ -58,6 +59,8 @@ export interface CreatedSeller {
   seller: SellerAccountResponse;
   credentials: KeyPair;
   postbackSecret: string;
+  /** The one-time link that sets the dashboard password of the seller's user (expires in 72 h). */
+  invitation: Invitation;
 }
 
 /** The statement descriptor: the commercial name (or name) in upper-case ASCII letters and digits. */
@@ -74,16 +77,17 @@ export class SellerService {
     private readonly apiKeys: ApiKeysService,
     private readonly balance: BalanceService,
     private readonly revenue: SalesRevenueService,
+    private readonly users: UsersService,
     private readonly config: AppConfig,
   ) {}
 
-  /** Creates the seller, its zero balance and its first key pair in one transaction. */
+  /** Creates the seller, its zero balance, its first key pair and its dashboard user with an invitation, in one transaction. */
   async create(input: CreateSellerInput): Promise<CreatedSeller> {
     if (await this.sellers.emailTaken(input.email)) {
       throw new DomainError('CONFLICT', `A seller with the e-mail ${input.email} already exists`);
     }
     const postbackSecret = randomToken('whsec_');
-    const { sellerId, credentials } = await this.dataSource.transaction(async (manager) => {
+    const { sellerId, credentials, invitation } = await this.dataSource.transaction(async (manager) => {
       const seller = await this.sellers.insert(
         {
           name: input.name,
@@ -101,14 +105,27 @@ export class SellerService {
         manager,
       );
       await this.balance.open(seller.id, manager);
-      return { sellerId: seller.id, credentials: await this.apiKeys.issue(seller.id, manager) };
+      const invitation = await this.users.createWithInvitation(manager, seller.id, input.email);
+      return { sellerId: seller.id, credentials: await this.apiKeys.issue(seller.id, manager), invitation };
     }).catch((error: unknown) => {
       if ((error as { code?: string }).code === '23505') {
         throw new DomainError('CONFLICT', `A seller with the e-mail ${input.email} already exists`);
       }
       throw error;
     });
-    return { seller: await this.account(sellerId), credentials, postbackSecret };
+    return { seller: await this.account(sellerId), credentials, postbackSecret, invitation };
+  }
+
+  /** A new one-time invitation link for the seller's dashboard user (a lost or expired one, or a forgotten password). */
+  async invite(sellerId: number): Promise<Invitation> {
+    const seller = await this.require(sellerId);
+    return this.users.invite(sellerId, seller.email);
+  }
+
+  /** The seller's name, e-mail and blocked flag (the dashboard's header and its access check). */
+  async identity(sellerId: number): Promise<{ id: number; name: string; email: string; blocked: boolean }> {
+    const seller = await this.require(sellerId);
+    return { id: seller.id, name: seller.commercialName ?? seller.name, email: seller.email, blocked: seller.blocked };
   }
 
   async account(sellerId: number): Promise<SellerAccountResponse> {

@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { adminHeaders, createSeller } from './setup/factories';
 import { startApp, TestApp } from './setup/test-app';
 
@@ -47,7 +48,7 @@ describe('Operator API', () => {
   });
 
   describe('POST /admin/sellers', () => {
-    it('creates a seller and answers its account, its first key pair and its postback secret once', async () => {
+    it('creates a seller and answers its account, its first key pair, its postback secret and its dashboard invitation once', async () => {
       const response = await t.http
         .post('/admin/sellers')
         .set(adminHeaders)
@@ -57,10 +58,28 @@ describe('Operator API', () => {
         seller: expect.objectContaining({ id: expect.any(Number), legalName: 'Maria Silva', blocked: false }),
         credentials: { publicKey: expect.stringMatching(/^pk_/), privateKey: expect.stringMatching(/^sk_/) },
         postbackSecret: expect.stringMatching(/^whsec_/),
+        invitation: { url: expect.stringMatching(/^http:\/\/localhost:3000\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.stringMatching(/Z$/) },
       });
       expect(response.body.seller.document).toEqual({ id: response.body.seller.id, number: '52998224725', type: 'cpf' });
       const [row] = await t.db.query('SELECT postback_secret_encrypted FROM sellers WHERE id = $1', [response.body.seller.id]);
       expect(row.postback_secret_encrypted).not.toContain(response.body.postbackSecret.slice(6));
+    });
+
+    it('issues a new invitation link for an existing seller; the first link used ends the others', async () => {
+      const seller = await createSeller(t);
+      const second = await t.http.post(`/admin/sellers/${seller.id}/invitation`).set(adminHeaders).expect(201);
+      expect(second.body).toEqual({ url: expect.stringMatching(/\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String) });
+      expect(second.body.url).not.toBe((seller.body.invitation as { url: string }).url);
+      const secondPath = new URL(second.body.url).pathname;
+      const firstPath = new URL((seller.body.invitation as { url: string }).url).pathname;
+      expect((await t.http.get(firstPath)).status).toBe(200);
+      const agent = request.agent(t.app.getHttpServer());
+      const form = await agent.get(secondPath).expect(200);
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)?.[1];
+      await agent.post(secondPath).type('form').send({ _csrf: csrf, password: 'senha-nova-123', passwordConfirmation: 'senha-nova-123' }).expect(303);
+      expect((await t.http.get(firstPath)).status).toBe(404);
+      expect((await t.http.get(secondPath)).status).toBe(404);
+      await t.http.post(`/admin/sellers/999999/invitation`).set(adminHeaders).expect(404);
     });
 
     it('refuses a second seller with the same e-mail, whatever its case, with 409', async () => {

@@ -63,7 +63,13 @@ describe('Booting the service and the operator CLI', () => {
       seller: expect.objectContaining({ legalName: 'Loja', user: expect.objectContaining({ email: 'loja@example.com' }) }),
       credentials: { publicKey: expect.stringMatching(/^pk_/), privateKey: expect.stringMatching(/^sk_/) },
       postbackSecret: expect.stringMatching(/^whsec_/),
+      invitation: { url: expect.stringMatching(/\/dashboard\/invitation\//), expiresAt: expect.any(String) },
     });
+    const invited = await run(process.execPath, [...TS_NODE, 'src/cli.ts', 'seller:invite', '--seller-id', String(created.seller.id)], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    expect(JSON.parse(invited.stdout)).toEqual({ invitation: { url: expect.stringMatching(/\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String) } });
+    expect(JSON.parse(invited.stdout).invitation.url).not.toBe(created.invitation.url);
     const headers = { 'X-Api-Public-Key': created.credentials.publicKey, 'X-Api-Private-Key': created.credentials.privateKey };
 
     const account = await fetch(`${base}/api/seller`, { headers });
@@ -112,5 +118,16 @@ describe('Booting the service and the operator CLI', () => {
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr.trim()).toBe('Invalid configuration: ENCRYPTION_KEY is required when NODE_ENV=production (64 hexadecimal characters)');
+  });
+
+  it('refuses to boot in production without SESSION_SECRET (the development secret is in the repository)', async () => {
+    const failure = await run(process.execPath, [...TS_NODE, 'src/main.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', ENCRYPTION_KEY: 'ab'.repeat(32), SESSION_SECRET: undefined, DATABASE_URL: databaseUrl },
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr.trim()).toBe('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
   });
 });

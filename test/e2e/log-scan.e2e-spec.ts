@@ -14,13 +14,15 @@ const CVV = '9184';
  * none holds the card number, the CVV, a private key, the admin token, a postback secret or the
  * encryption key.
  */
+const SESSION_SECRET = 'log-scan-session-secret-0123456789abcdef';
+
 describe('Logs carry no secrets and no card data', () => {
   let service: ServiceProcess;
   let receiver: Receiver;
 
   beforeAll(async () => {
     receiver = await Receiver.start();
-    service = await startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'debug', LOG_FILE: undefined, ADMIN_TOKEN: ADMIN, ENCRYPTION_KEY, NODE_ENV: 'production' });
+    service = await startServiceProcess({ DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_LEVEL: 'debug', LOG_FILE: undefined, ADMIN_TOKEN: ADMIN, ENCRYPTION_KEY, SESSION_SECRET, NODE_ENV: 'production' });
   }, 90_000);
   afterAll(async () => {
     await service.stop();
@@ -56,6 +58,23 @@ describe('Logs carry no secrets and no card data', () => {
     const deadline = Date.now() + 10_000;
     while (receiver.received.filter((r) => r.path === '/log').length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(receiver.received.filter((r) => r.path === '/log').length).toBeGreaterThanOrEqual(2);
+
+    // The dashboard: the invitation link (its token travels in the path), the password set through it, a sign-in.
+    const invitationUrl = new URL(created.body.invitation.url);
+    const token = invitationUrl.pathname.split('/').pop() as string;
+    const form = await fetch(`${service.base}${invitationUrl.pathname}`);
+    expect(form.status).toBe(200);
+    const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0];
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const password = 'senha-do-log-scan-1';
+    const accepted = await fetch(`${service.base}${invitationUrl.pathname}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+      body: new URLSearchParams({ _csrf: csrf, password, passwordConfirmation: password }).toString(),
+    });
+    expect(accepted.status).toBe(303);
+    secrets.push(token, password, SESSION_SECRET);
 
     const lines = service.output().split('\n').filter((line) => line.trim() !== '');
     expect(lines.length).toBeGreaterThan(10);

@@ -8,11 +8,18 @@ export class KeyPairResponse {
   @ApiProperty({ example: 'sk_8JdQ0xY2...', description: 'Shown once: only its hash is stored' }) privateKey: string;
 }
 
+export class InvitationResponse {
+  @ApiProperty({ example: 'http://localhost:3000/dashboard/invitation/Qm9v...', description: 'One-time link that sets the dashboard password; shown once' })
+  url: string;
+  @ApiProperty({ example: '2026-11-25T13:00:00.000Z', description: '72 h after its creation' }) expiresAt: string;
+}
+
 export class CreatedSellerResponse {
   @ApiProperty({ type: SellerAccountResponse }) seller: SellerAccountResponse;
   @ApiProperty({ type: KeyPairResponse }) credentials: KeyPairResponse;
   @ApiProperty({ example: 'whsec_q8W...', description: 'Key of the X-Signature HMAC of postbacks; shown once' })
   postbackSecret: string;
+  @ApiProperty({ type: InvitationResponse }) invitation: InvitationResponse;
 }
 
 /** The seller account as the operator sees it: spec 2.9 plus the seller's whole fee schedule. */

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import { Request, Response } from 'express';
 import { renderAccountError } from './account-exception.filter';
 import { renderCashoutError } from './cashout-exception.filter';
+import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { ErrorBodyRenderer } from './error-family';
 import { respondWithError } from './family-exception.filter';
 import { renderSalesError } from './sales-exception.filter';
@@ -33,6 +34,8 @@ export class FallbackExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
+    // The dashboard is HTML: an unknown page there is a page too, not a JSON body.
+    if (request.path === '/dashboard' || request.path.startsWith('/dashboard/')) return new DashboardExceptionFilter().catch(exception, host);
     respondWithError(exception, request, http.getResponse<Response>(), rendererForPath(request.path));
   }
 }

@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { NextFunction, Request, Response, urlencoded } from 'express';
+import session from 'express-session';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import nunjucks from 'nunjucks';
+import { constantTimeEqual } from '../common/crypto/secrets';
+import { AppConfig } from '../config/app-config';
+import { requestShapeProblem } from '../domain/request-shape';
+import { DashboardSessionStore, SESSION_IDLE_HOURS } from './session-store';
+import { addViewFilters } from './view-filters';
+
+export const DASHBOARD_PREFIX = '/dashboard';
+export const VIEWS_DIR = join(__dirname, 'views');
+const ASSETS_DIR = join(__dirname, 'assets');
+const PICO_CSS_DIR = join(dirname(require.resolve('@picocss/pico/package.json')), 'css');
+
+/** Name of the hidden field that carries the CSRF token in every dashboard form. */
+export const CSRF_FIELD = '_csrf';
+
+declare module 'express-session' {
+  interface SessionData {
+    csrfToken: string;
+    userId: number;
+    sellerId: number;
+  }
+}
+
+/**
+ * The dashboard's HTTP setup, before Nest's routes: nunjucks views, its CSS from the service itself (no
+ * CDN), form bodies, sessions in PostgreSQL and the CSRF check of every form. Sessions and form bodies
+ * exist only under /dashboard; the API stays stateless and JSON-only.
+ */
+export function configureDashboard(app: NestExpressApplication): void {
+  const config = app.get(AppConfig);
+  const environment = nunjucks.configure(VIEWS_DIR, { autoescape: true, express: app.getHttpAdapter().getInstance(), throwOnUndefined: false });
+  addViewFilters(environment);
+  app.setViewEngine('njk');
+  app.useStaticAssets(PICO_CSS_DIR, { prefix: `${DASHBOARD_PREFIX}/assets/pico/`, maxAge: '1h', index: false });
+  app.useStaticAssets(ASSETS_DIR, { prefix: `${DASHBOARD_PREFIX}/assets/`, maxAge: '1h', index: false });
+
+  app.use(
+    DASHBOARD_PREFIX,
+    setContentSecurityPolicy,
+    urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
+    refuseMalformedForms,
+    session({
+      name: 'gw_dashboard',
+      secret: config.sessionSecret,
+      store: app.get(DashboardSessionStore).store,
+      resave: false,
+      saveUninitialized: false,
+      rolling: true,
+      unset: 'destroy',
+      // secure: 'auto' marks the cookie Secure whenever the request came over HTTPS (behind a proxy named by TRUST_PROXY).
+      cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', path: DASHBOARD_PREFIX, maxAge: SESSION_IDLE_HOURS * 3_600_000 },
+    }),
+    checkCsrfToken,
+  );
+  // A form body the parser refuses (too large, a bad charset): a page, not a stack of JSON.
+  app.use(DASHBOARD_PREFIX, (error: { status?: number }, _request: Request, response: Response, next: NextFunction) => {
+    if (response.headersSent) return next(error);
+    const status = error.status === 413 ? 413 : 400;
+    response.status(status).render('error', { title: 'Pedido inválido', message: status === 413 ? 'O formulário enviado é grande demais.' : 'O formulário enviado não pôde ser lido.' });
+  });
+}
+
+/** The dashboard's pages load nothing but their own files: no inline script, no third party, no framing. */
+function setContentSecurityPolicy(_request: Request, response: Response, next: NextFunction): void {
+  response.setHeader(
+    'Content-Security-Policy',
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+  );
+  next();
+}
+
+/** Form fields PostgreSQL cannot store, or absurd shapes: a 400 page instead of an error deeper down. */
+function refuseMalformedForms(request: Request, response: Response, next: NextFunction): void {
+  const problem = requestShapeProblem(request.body) ?? requestShapeProblem(request.query);
+  if (!problem) return next();
+  response.status(400).render('error', { title: 'Pedido inválido', message: `O campo ${problem.field} tem um valor que não pode ser aceito.` });
+}
+
+/**
+ * Synchronizer token: each session holds a random token, every form sends it back in `_csrf`, and any
+ * request that changes something (every method but GET and HEAD) without it is refused with 403.
+ */
+function checkCsrfToken(request: Request, response: Response, next: NextFunction): void {
+  const sessionData = request.session;
+  if (!sessionData.csrfToken) sessionData.csrfToken = randomBytes(32).toString('base64url');
+  response.locals.csrfToken = sessionData.csrfToken;
+  if (request.method === 'GET' || request.method === 'HEAD') return next();
+  const sent = (request.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
+  if (typeof sent === 'string' && constantTimeEqual(sent, sessionData.csrfToken)) return next();
+  response.status(403).render('error', {
+    title: 'Formulário expirado',
+    message: 'Este formulário não pôde ser verificado (token de segurança ausente ou vencido). Volte, recarregue a página e envie de novo.',
+  });
+}

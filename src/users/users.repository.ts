@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { InvitationEntity } from './entities/invitation.entity';
+import { SellerUserEntity } from './entities/seller-user.entity';
+
+export interface UserCredentials {
+  id: number;
+  sellerId: number;
+  email: string;
+  passwordHash: string | null;
+}
+
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async insert(sellerId: number, email: string, manager: EntityManager): Promise<number> {
+    const { identifiers } = await manager.getRepository(SellerUserEntity).insert({ sellerId, email });
+    return identifiers[0].id as number;
+  }
+
+  async findIdBySellerId(sellerId: number, manager: EntityManager): Promise<number | null> {
+    const user = await manager.getRepository(SellerUserEntity).findOneBy({ sellerId });
+    return user?.id ?? null;
+  }
+
+  /** The user with this e-mail (any case) with its password hash; null when none. */
+  async credentialsByEmail(email: string): Promise<UserCredentials | null> {
+    const rows: Array<{ id: number; seller_id: number; email: string; password_hash: string | null }> = await this.dataSource.query(
+      'SELECT id, seller_id, email, password_hash FROM seller_users WHERE lower(email) = lower($1)',
+      [email],
+    );
+    const row = rows[0];
+    return row ? { id: row.id, sellerId: row.seller_id, email: row.email, passwordHash: row.password_hash } : null;
+  }
+
+  async credentialsById(id: number): Promise<UserCredentials | null> {
+    const rows: Array<{ id: number; seller_id: number; email: string; password_hash: string | null }> = await this.dataSource.query(
+      'SELECT id, seller_id, email, password_hash FROM seller_users WHERE id = $1',
+      [id],
+    );
+    const row = rows[0];
+    return row ? { id: row.id, sellerId: row.seller_id, email: row.email, passwordHash: row.password_hash } : null;
+  }
+
+  async setPasswordHash(userId: number, passwordHash: string, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    await manager.getRepository(SellerUserEntity).update({ id: userId }, { passwordHash, passwordChangedAt: () => 'now()' });
+  }
+
+  async insertInvitation(userId: number, tokenHash: string, expiresAt: Date, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    await manager.getRepository(InvitationEntity).insert({ userId, tokenHash, expiresAt });
+  }
+
+  /** The invitation with this token hash if it is unused and unexpired; null otherwise. */
+  findUsableInvitation(tokenHash: string): Promise<InvitationEntity | null> {
+    return this.dataSource
+      .getRepository(InvitationEntity)
+      .createQueryBuilder('i')
+      .where('i.token_hash = :tokenHash AND i.used_at IS NULL AND i.expires_at > now()', { tokenHash })
+      .getOne();
+  }
+
+  /**
+   * Marks the invitation used if it still is usable, and every other open invitation of its user with it
+   * (a link is good once; a newer one replaces older ones). False when someone used it first.
+   */
+  async useInvitation(invitation: InvitationEntity, manager: EntityManager): Promise<boolean> {
+    const [, affected]: [unknown, number] = await manager.query(
+      'UPDATE seller_invitations SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now()',
+      [invitation.id],
+    );
+    if (affected === 0) return false;
+    await manager.query('UPDATE seller_invitations SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [invitation.userId]);
+    return true;
+  }
+}

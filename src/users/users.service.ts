@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import * as argon2 from 'argon2';
+import { DataSource, EntityManager } from 'typeorm';
+import { sha256Hex } from '../common/crypto/secrets';
+import { AppConfig } from '../config/app-config';
+import { DomainError, RequestValidationError } from '../domain/domain-error';
+import { passwordProblem } from '../domain/password-policy';
+import { UsersRepository } from './users.repository';
+
+/** An invitation link sets the first password within this many hours. */
+export const INVITATION_TTL_HOURS = 72;
+
+export interface Invitation {
+  /** The one-time link; shown once, only a hash of its token is stored. */
+  url: string;
+  expiresAt: string;
+}
+
+export interface SignedInUser {
+  userId: number;
+  sellerId: number;
+  email: string;
+}
+
+/** A hash to verify against when the e-mail is unknown, so that timing does not tell which e-mails exist. */
+const DECOY_HASH = argon2.hash('decoy-password-never-used');
+
+/**
+ * The dashboard's users (spec 2.9 user): one per seller, created with the seller and an invitation
+ * link that sets the first password; passwords are argon2id hashes.
+ */
+@Injectable()
+export class UsersService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** The seller's user and its first invitation, in the caller's transaction (seller creation). */
+  async createWithInvitation(manager: EntityManager, sellerId: number, email: string): Promise<Invitation> {
+    const userId = await this.users.insert(sellerId, email, manager);
+    return this.issueInvitation(userId, manager);
+  }
+
+  /** A new invitation for the seller's user (creating the user for sellers made before the dashboard). */
+  async invite(sellerId: number, email: string): Promise<Invitation> {
+    return this.dataSource.transaction(async (manager) => {
+      const userId = (await this.users.findIdBySellerId(sellerId, manager)) ?? (await this.users.insert(sellerId, email, manager));
+      return this.issueInvitation(userId, manager);
+    });
+  }
+
+  /** Sets the first (or a forgotten) password through an invitation; the link is good once. */
+  async acceptInvitation(token: string, password: string): Promise<SignedInUser> {
+    const invitation = await this.usableInvitation(token);
+    const problem = passwordProblem(password);
+    if (problem) throw new RequestValidationError([], [{ field: 'password', message: problem }]);
+    const hash = await argon2.hash(password, { type: argon2.argon2id });
+    const used = await this.dataSource.transaction(async (manager) => {
+      if (!(await this.users.useInvitation(invitation, manager))) return false;
+      await this.users.setPasswordHash(invitation.userId, hash, manager);
+      return true;
+    });
+    if (!used) throw new DomainError('NOT_FOUND', 'Este convite é inválido, já foi usado ou expirou.');
+    const user = await this.users.credentialsById(invitation.userId);
+    if (!user) throw new DomainError('NOT_FOUND', 'Este convite é inválido, já foi usado ou expirou.');
+    return { userId: user.id, sellerId: user.sellerId, email: user.email };
+  }
+
+  /** NOT_FOUND unless the token is an unused, unexpired invitation. */
+  async assertInvitationUsable(token: string): Promise<void> {
+    await this.usableInvitation(token);
+  }
+
+  /** The user for this e-mail and password, or null (unknown e-mail, no password yet, or a wrong one). */
+  async verify(email: string, password: string): Promise<SignedInUser | null> {
+    const user = typeof email === 'string' && email.length <= 320 ? await this.users.credentialsByEmail(email.trim()) : null;
+    const hash = user?.passwordHash ?? (await DECOY_HASH);
+    const matches = typeof password === 'string' && password.length <= 1024 && (await argon2.verify(hash, password).catch(() => false));
+    if (!user || !user.passwordHash || !matches) return null;
+    return { userId: user.id, sellerId: user.sellerId, email: user.email };
+  }
+
+  async changePassword(userId: number, currentPassword: string, newPassword: string): Promise<void> {
+    const user = await this.users.credentialsById(userId);
+    if (!user?.passwordHash || !(await argon2.verify(user.passwordHash, currentPassword ?? '').catch(() => false))) {
+      throw new RequestValidationError([], [{ field: 'currentPassword', message: 'A senha atual não confere.' }]);
+    }
+    const problem = passwordProblem(newPassword);
+    if (problem) throw new RequestValidationError([], [{ field: 'newPassword', message: problem }]);
+    await this.users.setPasswordHash(userId, await argon2.hash(newPassword, { type: argon2.argon2id }));
+  }
+
+  private async usableInvitation(token: string) {
+    const invitation = typeof token === 'string' && /^[A-Za-z0-9_-]{43}$/.test(token) ? await this.users.findUsableInvitation(sha256Hex(token)) : null;
+    if (!invitation) throw new DomainError('NOT_FOUND', 'Este convite é inválido, já foi usado ou expirou.');
+    return invitation;
+  }
+
+  private async issueInvitation(userId: number, manager: EntityManager): Promise<Invitation> {
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Date.now() + INVITATION_TTL_HOURS * 3_600_000);
+    await this.users.insertInvitation(userId, sha256Hex(token), expiresAt, manager);
+    return { url: `${this.config.dashboardBaseUrl}/dashboard/invitation/${token}`, expiresAt: expiresAt.toISOString() };
+  }
+}
