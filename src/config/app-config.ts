@@ -85,6 +85,10 @@ export class AppConfig {
     if (value === 'false' || value === 'true') return value === 'true';
     return /^\d+$/.test(value) ? Number(value) : value;
   }
+  /** Seconds a verified key pair stays cached; 0 turns the cache off. */
+  get apiKeyCacheSeconds(): number {
+    return this.env.API_KEY_CACHE_SECONDS;
+  }
   get logLevel(): string {
     return this.env.LOG_LEVEL;
   }

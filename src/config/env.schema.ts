@@ -152,6 +152,17 @@ export class EnvironmentVariables {
   TRUST_PROXY = 'false';
 
   /**
+   * Seconds a verified API key pair is kept in memory (0: every request reads it from PostgreSQL).
+   * Revoking a pair or blocking a seller drops it at once in every instance (Redis pub/sub); while that
+   * channel is down the cache is not used. This is only the backstop for changes made outside the service.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'API_KEY_CACHE_SECONDS must be a whole number of seconds, 0 to 3600' })
+  @Min(0, { message: 'API_KEY_CACHE_SECONDS must be a whole number of seconds, 0 to 3600' })
+  @Max(3600, { message: 'API_KEY_CACHE_SECONDS must be a whole number of seconds, 0 to 3600' })
+  API_KEY_CACHE_SECONDS = 60;
+
+  /**
    * Development and test aid: a query that would take a second pool connection while the same unit of
    * work holds one inside a transaction fails at once instead of waiting (the tests run with it on).
    */
