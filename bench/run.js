@@ -93,31 +93,53 @@ function tree(processes, pid) {
 
 const TICKS_PER_SECOND = 100;
 
-/** CPU seconds of each part, and the server's RSS, sampled every 250 ms while `work` runs. */
-async function measure(serverPid, loadPidRef, work) {
-  const cpuOf = (processes) => ({
-    server: tree(processes, serverPid).reduce((sum, p) => sum + p.ticks, 0),
-    postgres: processes.filter((p) => p.comm === 'postgres').reduce((sum, p) => sum + p.ticks, 0),
-    redis: processes.filter((p) => p.comm.startsWith('redis-server')).reduce((sum, p) => sum + p.ticks, 0),
-  });
-  const before = cpuOf(allProcesses());
+function cmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * CPU seconds of each part, per process between its first and last sample (processes that come or go
+ * count for the part of the run they lived), and the server's peak RSS (all its processes), sampled
+ * every 250 ms while `work` runs. PostgreSQL is its backends connected to the bench database (other
+ * databases' sessions, such as other test runs on the machine, are left out).
+ */
+async function measure(serverPid, databaseName, loadPidRef, work) {
+  const seen = new Map(); // pid -> { part, first, last }
+  const pgBackends = new Map(); // pid -> is a backend of the bench database
   let peakRss = 0;
-  let loadTicks = 0;
-  const sample = () => {
-    const processes = allProcesses();
-    peakRss = Math.max(peakRss, tree(processes, serverPid).reduce((sum, p) => sum + p.rssBytes, 0));
-    const load = loadPidRef.pid && procStat(loadPidRef.pid);
-    if (load) loadTicks = Math.max(loadTicks, load.ticks);
+  const note = (part, p, first) => {
+    const entry = seen.get(p.pid);
+    if (entry) entry.last = p.ticks;
+    else seen.set(p.pid, { part, first: first ? p.ticks : 0, last: p.ticks });
   };
-  const timer = setInterval(sample, 250);
+  const sample = (first) => {
+    const processes = allProcesses();
+    const server = tree(processes, serverPid);
+    peakRss = Math.max(peakRss, server.reduce((sum, p) => sum + p.rssBytes, 0));
+    for (const p of server) note('server', p, first);
+    for (const p of processes) {
+      if (p.comm === 'postgres') {
+        if (!pgBackends.has(p.pid)) pgBackends.set(p.pid, cmdline(p.pid).includes(databaseName));
+        if (pgBackends.get(p.pid)) note('postgres', p, first);
+      } else if (p.comm.startsWith('redis-server')) note('redis', p, first);
+    }
+    const load = loadPidRef.pid && procStat(loadPidRef.pid);
+    if (load) note('load', load, first);
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), 250);
   const started = Date.now();
-  sample();
   const result = await work();
   clearInterval(timer);
+  sample(false);
   const seconds = (Date.now() - started) / 1000;
-  const after = cpuOf(allProcesses());
-  const cores = (key) => (after[key] - before[key]) / TICKS_PER_SECOND / seconds;
-  return { result, peakRss, cores: { server: cores('server'), postgres: cores('postgres'), redis: cores('redis'), load: loadTicks / TICKS_PER_SECOND / seconds } };
+  const cores = { server: 0, postgres: 0, redis: 0, load: 0 };
+  for (const entry of seen.values()) cores[entry.part] += (entry.last - entry.first) / TICKS_PER_SECOND / seconds;
+  return { result, peakRss, cores };
 }
 
 function startProcess(label, args, extraEnv) {
@@ -268,7 +290,7 @@ async function main() {
         for (const target of round % 2 === 0 ? sides : [...sides].reverse()) {
           const loadPidRef = { pid: null };
           if (settings.warmup > 0) await runLoad(target.base, scenario, settings.warmup, sellers, loadPidRef);
-          const measured = await measure(target.pid, loadPidRef, () => runLoad(target.base, scenario, settings.duration, sellers, loadPidRef));
+          const measured = await measure(target.pid, databaseName, loadPidRef, () => runLoad(target.base, scenario, settings.duration, sellers, loadPidRef));
           const row = { ...summarize(target.side, name, measured), round: round + 1, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) };
           results.push(row);
           console.log(
