@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import * as QRCode from 'qrcode';
 import { DataSource, EntityManager } from 'typeorm';
 import { addDays, boletoDueDate } from '../domain/dates';
 import { Cents, cents } from '../domain/money';
@@ -20,6 +19,7 @@ import { CreateSaleDto } from './dto/create-sale.dto';
 import { CreateSaleResponse, TransactionResponse } from './dto/sale.response';
 import { SaleEntity } from './entities/sale.entity';
 import { SaleItemEntity } from './entities/sale-item.entity';
+import { pixQrCodeDataUri } from './pix-qr-code';
 import { SaleHooks } from './sale-hooks';
 import { assertOwnedSale, MoveContext, SaleTransitionsService } from './sale-transitions.service';
 import { toCreateSaleResponse, toTransaction } from './sale.presenter';
@@ -101,7 +101,7 @@ export class SalesService {
     const now = new Date();
     const saleId = await this.sales.nextId();
     const document = await this.paymentDocument(saleId, request, profile, now);
-    const qrCode = document.pixCode ? await QRCode.toDataURL(document.pixCode, { errorCorrectionLevel: 'M', margin: 2, width: 320 }) : null;
+    const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
     const outcome = await this.dataSource.transaction(async (manager) => {
       const prior = await this.idempotency.claim(manager, idempotent);
       if (prior) return prior;
