@@ -15,6 +15,7 @@ import { DatabaseModule } from './database/database.module';
 import { describeDatabaseUrl } from './database/database-url';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
 import Redis from 'ioredis';
@@ -56,6 +57,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     NotificationsModule,
     AdminModule,
     SandboxModule,
+    MetricsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: ClientThrottlerGuard }],
 })

@@ -11,6 +11,7 @@ import { toDomainError } from './common/filters/to-domain-error';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
+import { MetricsService } from './metrics/metrics.service';
 import { RequestValidationError } from './domain/domain-error';
 import { requestShapeProblem } from './domain/request-shape';
 
@@ -41,6 +42,7 @@ function parseJsonBodies(app: NestExpressApplication): void {
 /** Everything the running service and the e2e tests share on top of AppModule. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.useLogger(app.get(Logger));
+  app.use(app.get(MetricsService).requestTimer());
   // Security headers (nosniff, frame denial, HSTS, no referrer…). The answers are JSON; the CSP is left to
   // the one HTML page (/docs), whose Swagger UI needs inline scripts. No CORS: browsers must not call the
   // API with a seller's keys (spec §5), so no cross-origin access is granted.
