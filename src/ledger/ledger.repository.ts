@@ -27,11 +27,16 @@ export class LedgerRepository {
 
   /** The seller's balances row, created at zero if missing, locked until the transaction ends. */
   async lockBalance(sellerId: number, manager: EntityManager): Promise<BalanceRow> {
-    await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
-    const [row]: Array<{ available_cents: string; blocked_cents: string }> = await manager.query(
-      `SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1 FOR UPDATE`,
-      [sellerId],
-    );
+    const lock = () =>
+      manager.query(`SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1 FOR UPDATE`, [sellerId]) as Promise<
+        Array<{ available_cents: string; blocked_cents: string }>
+      >;
+    // One round trip when the row exists (every seller opens it when created); created first otherwise.
+    let [row] = await lock();
+    if (!row) {
+      await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
+      [row] = await lock();
+    }
     return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
   }
 
