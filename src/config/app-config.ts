@@ -76,6 +76,10 @@ export class AppConfig {
   get subscriptionDunning(): { retryOffsetsDays: number[]; graceDays: number } {
     return { retryOffsetsDays: this.env.SUBSCRIPTION_RETRY_DAYS.split(',').map(Number), graceDays: this.env.SUBSCRIPTION_GRACE_DAYS };
   }
+  /** Subscriptions billed at once by one instance's billing job (before the pool cap). */
+  get billingConcurrency(): number {
+    return this.env.BILLING_CONCURRENCY;
+  }
   get outboxRetentionDays(): number {
     return this.env.OUTBOX_RETENTION_DAYS;
   }

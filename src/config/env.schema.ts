@@ -134,6 +134,16 @@ export class EnvironmentVariables {
   @Max(60, { message: 'SUBSCRIPTION_GRACE_DAYS must be a whole number of days, 1 to 60' })
   SUBSCRIPTION_GRACE_DAYS = 7;
 
+  /**
+   * Subscriptions the billing job bills at once in one instance (each renewal holds at most one
+   * connection at a time); capped at DB_POOL_SIZE - 1 so that requests always find a connection.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
+  @Min(1, { message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
+  @Max(64, { message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
+  BILLING_CONCURRENCY = 8;
+
   /** Delivered postbacks and webhooks, with their delivery attempts, are deleted this many days after delivery. */
   @Transform(toInteger)
   @IsInt({ message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
