@@ -51,6 +51,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());
   app.disable('x-powered-by');
+  // No ETag: nothing here answers conditional requests, and Express hashed every response body for it.
+  app.set('etag', false);
   // Behind a reverse proxy, the client address (rate limits per address) comes from X-Forwarded-For
   // only for the proxies TRUST_PROXY names.
   app.set('trust proxy', app.get(AppConfig).trustProxy);
