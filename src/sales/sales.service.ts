@@ -91,9 +91,10 @@ export class SalesService {
 
   /** GET /api/transactions/{id}: 404 unknown, 403 another seller's. */
   async transaction(sellerId: number, saleId: number): Promise<TransactionResponse> {
-    const sale = await this.sales.findById(saleId);
+    const found = await this.sales.findForLookup(saleId);
+    const sale = found?.sale ?? null;
     assertOwnedSale(sale, sellerId, saleId);
-    return toTransaction(sale, await this.sales.itemsOf(saleId));
+    return toTransaction(sale, found?.items ?? []);
   }
 
   /** PIX, boleto and transfer: the provider's document first, then the sale, its key and its answer in one transaction. */
