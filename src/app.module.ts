@@ -17,6 +17,7 @@ import { DatabaseModule } from './database/database.module';
 import { describeDatabaseUrl } from './database/database-url';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
 import Redis from 'ioredis';
@@ -64,6 +65,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     AdminModule,
     SandboxModule,
     DashboardModule,
+    MetricsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: ClientThrottlerGuard }],
 })

@@ -15,6 +15,7 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
 import { DomainError } from './domain/domain-error';
+import { MetricsService } from './metrics/metrics.service';
 
 /** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
 export async function createApp(): Promise<NestExpressApplication> {
@@ -66,6 +67,7 @@ export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void
 /** Everything the running service and the e2e tests share on top of AppModule. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.useLogger(app.get(Logger));
+  app.use(app.get(MetricsService).requestTimer());
   // Security headers (nosniff, frame denial, HSTS, no referrer…). The API answers JSON; the CSP is left to
   // the HTML pages: /docs, whose Swagger UI needs inline scripts, and /dashboard, which sets its own. No CORS: browsers must not call the
   // API with a seller's keys (spec §5), so no cross-origin access is granted.
@@ -75,6 +77,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(new FallbackExceptionFilter());
   app.disable('x-powered-by');
+  // No ETag: nothing here answers conditional requests, and Express hashed every response body for it.
+  app.set('etag', false);
   // Behind a reverse proxy, the client address (rate limits per address) comes from X-Forwarded-For
   // only for the proxies TRUST_PROXY names.
   app.set('trust proxy', app.get(AppConfig).trustProxy);

@@ -19,7 +19,11 @@ async function bootstrap(): Promise<void> {
   if (config.usesDevelopmentSessionSecret) {
     app.get(Logger).warn('SESSION_SECRET is unset: dashboard sessions use the development secret. Set it in production.');
   }
-  await app.listen(config.port);
+  const server = await app.listen(config.port);
+  // Keep-alive longer than the usual load balancer idle timeout (60 s), so that the balancer, not this
+  // process, closes idle connections and never reuses one that is being closed (a spurious 502).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
 }
 
 function redactUrl(url: string): string {

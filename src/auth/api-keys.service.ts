@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { constantTimeEqual, randomToken, sha256Hex } from '../common/crypto/secrets';
 import { DomainError } from '../domain/domain-error';
-import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeyCache } from './api-key-cache';
+import { ActiveKeyWithSeller, ApiKeysRepository } from './api-keys.repository';
 
 export interface KeyPair {
   publicKey: string;
@@ -23,7 +24,10 @@ const PRIVATE_KEY_PATTERN = /^sk_[A-Za-z0-9_-]{16,60}$/;
 /** Issues, revokes and checks API key pairs (spec §5). */
 @Injectable()
 export class ApiKeysService {
-  constructor(private readonly keys: ApiKeysRepository) {}
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly cache: ApiKeyCache,
+  ) {}
 
   /** A new pair for the seller. The private key is returned once; only its hash is stored. */
   async issue(sellerId: number, manager?: EntityManager): Promise<KeyPair> {
@@ -37,6 +41,12 @@ export class ApiKeysService {
     if (!(await this.keys.revokeIfActive(publicKey, sellerId))) {
       throw new DomainError('NOT_FOUND', 'No active API key with this public key');
     }
+    await this.cache.keyRevoked(publicKey);
+  }
+
+  /** The seller was blocked or unblocked: its pairs are checked again from the next request on, in every instance. */
+  sellerAccessChanged(sellerId: number): Promise<void> {
+    return this.cache.sellerChanged(sellerId);
   }
 
   /** The seller's pairs, newest first, with their creation, last use and revocation. */
@@ -58,7 +68,7 @@ export class ApiKeysService {
       throw new DomainError('UNAUTHORIZED', 'Missing API keys: send X-Api-Public-Key and X-Api-Private-Key');
     }
     const wellFormed = PUBLIC_KEY_PATTERN.test(publicKey) && PRIVATE_KEY_PATTERN.test(privateKey);
-    const key = wellFormed ? await this.keys.findActiveByPublicKey(publicKey) : null;
+    const key = wellFormed ? await this.activeKey(publicKey) : null;
     // Compare even when the key is unknown, so that timing tells nothing about which part was wrong.
     const matches = constantTimeEqual(key?.privateKeyHash ?? '', sha256Hex(privateKey));
     if (!key || !matches) {
@@ -70,5 +80,15 @@ export class ApiKeysService {
     // At most one write a minute per pair, and only for a pair that just authenticated.
     if (key.lastUseStale) await this.keys.touchLastUsed(key.id);
     return key.sellerId;
+  }
+
+  /** The unrevoked pair with its seller's blocked flag: from the cache, else from PostgreSQL (then cached). */
+  private async activeKey(publicKey: string): Promise<ActiveKeyWithSeller | null> {
+    const cached = this.cache.get(publicKey);
+    if (cached) return cached;
+    const snapshot = this.cache.snapshot();
+    const key = await this.keys.findActiveByPublicKey(publicKey);
+    if (key) this.cache.set(publicKey, key, snapshot);
+    return key;
   }
 }

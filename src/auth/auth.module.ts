@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeyGuard } from '../common/guards/api-key.guard';
+import { ApiKeyCache } from './api-key-cache';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyEntity } from './entities/api-key.entity';
@@ -9,7 +10,7 @@ import { ApiKeyEntity } from './entities/api-key.entity';
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
-  providers: [ApiKeysService, ApiKeysRepository, ApiKeyGuard],
+  providers: [ApiKeysService, ApiKeysRepository, ApiKeyCache, ApiKeyGuard],
   exports: [ApiKeysService, ApiKeyGuard],
 })
 export class AuthModule {}

@@ -16,7 +16,7 @@ export class BalanceController {
   constructor(private readonly balance: BalanceService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Balance of the account', description: 'A zero balance is created on the first read.' })
+  @ApiOperation({ summary: 'Balance of the account', description: 'Available, blocked and total, in cents, as the ledger leaves them.' })
   @ApiOkResponse({ type: BalanceResponse })
   @ApiErrorResponses('account', ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL_ERROR'])
   async get(@CurrentSeller() seller: AuthenticatedSeller): Promise<BalanceResponse> {

@@ -15,6 +15,6 @@ export class BalanceService {
 
   /** Creates the zero balance of a new seller inside the seller's creation transaction. */
   async open(sellerId: number, manager: EntityManager): Promise<void> {
-    await this.ledger.balanceOf(sellerId, manager);
+    await this.ledger.openBalance(sellerId, manager);
   }
 }

@@ -27,6 +27,7 @@ import { WithdrawalEntity } from './entities/withdrawal.entity';
   ],
   controllers: [CashoutController],
   providers: [CashoutService, CashoutRepository, CashoutProcessor, CashoutScheduler],
-  exports: [CashoutService],
+  // The queue is exported for the operator's metrics (its depth).
+  exports: [CashoutService, BullModule],
 })
 export class CashoutModule {}

@@ -93,10 +93,8 @@ export class CashoutService {
     const outcome = await this.dataSource.transaction(async (manager) => {
       const claimed = await this.idempotency.claim(manager, idempotent);
       if (claimed) return claimed;
-      const balance = await this.ledger.lockBalance(manager, sellerId);
-      if (balance.availableCents < amountCents) {
-        throw new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(balance.availableCents)} is less than ${centsToReaisString(amountCents)}`);
-      }
+      // The row is written before the balance is locked, so that the seller's lock is held for the
+      // check and the posting only (a refusal rolls the row back).
       const withdrawal = await this.withdrawals.insert(
         {
           sellerId,
@@ -111,6 +109,10 @@ export class CashoutService {
         },
         manager,
       );
+      const balance = await this.ledger.lockBalance(manager, sellerId);
+      if (balance.availableCents < amountCents) {
+        throw new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(balance.availableCents)} is less than ${centsToReaisString(amountCents)}`);
+      }
       await this.ledger.post(manager, { sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents) });
       const body = toWithdrawal(withdrawal);
       await this.idempotency.attachResource(manager, idempotent, withdrawal.id);

@@ -85,6 +85,10 @@ export class AppConfig {
   get subscriptionDunning(): { retryOffsetsDays: number[]; graceDays: number } {
     return { retryOffsetsDays: this.env.SUBSCRIPTION_RETRY_DAYS.split(',').map(Number), graceDays: this.env.SUBSCRIPTION_GRACE_DAYS };
   }
+  /** Subscriptions billed at once by one instance's billing job (before the pool cap). */
+  get billingConcurrency(): number {
+    return this.env.BILLING_CONCURRENCY;
+  }
   get outboxRetentionDays(): number {
     return this.env.OUTBOX_RETENTION_DAYS;
   }
@@ -111,6 +115,10 @@ export class AppConfig {
       perAddress: this.env.LOGIN_MAX_ATTEMPTS_PER_ADDRESS,
       windowSeconds: this.env.LOGIN_ATTEMPTS_WINDOW_SECONDS,
     };
+  }
+  /** Seconds a verified key pair stays cached; 0 turns the cache off. */
+  get apiKeyCacheSeconds(): number {
+    return this.env.API_KEY_CACHE_SECONDS;
   }
   get logLevel(): string {
     return this.env.LOG_LEVEL;

@@ -148,6 +148,16 @@ export class EnvironmentVariables {
   @Max(60, { message: 'SUBSCRIPTION_GRACE_DAYS must be a whole number of days, 1 to 60' })
   SUBSCRIPTION_GRACE_DAYS = 7;
 
+  /**
+   * Subscriptions the billing job bills at once in one instance (each renewal holds at most one
+   * connection at a time); capped at DB_POOL_SIZE - 1 so that requests always find a connection.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
+  @Min(1, { message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
+  @Max(64, { message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
+  BILLING_CONCURRENCY = 8;
+
   /** Delivered postbacks and webhooks, with their delivery attempts, are deleted this many days after delivery. */
   @Transform(toInteger)
   @IsInt({ message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
@@ -164,6 +174,17 @@ export class EnvironmentVariables {
     message: 'TRUST_PROXY must be false, true, a hop count, loopback, linklocal, uniquelocal or comma-separated addresses',
   })
   TRUST_PROXY = 'false';
+
+  /**
+   * Seconds a verified API key pair is kept in memory (0: every request reads it from PostgreSQL).
+   * Revoking a pair or blocking a seller drops it at once in every instance (Redis pub/sub); while that
+   * channel is down the cache is not used. This is only the backstop for changes made outside the service.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'API_KEY_CACHE_SECONDS must be a whole number of seconds, 0 to 3600' })
+  @Min(0, { message: 'API_KEY_CACHE_SECONDS must be a whole number of seconds, 0 to 3600' })
+  @Max(3600, { message: 'API_KEY_CACHE_SECONDS must be a whole number of seconds, 0 to 3600' })
+  API_KEY_CACHE_SECONDS = 60;
 
   /**
    * Development and test aid: a query that would take a second pool connection while the same unit of

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Cents, cents } from '../domain/money';
-import { BalanceEntity } from './entities/balance.entity';
 import { LedgerEntryEntity } from './entities/ledger-entry.entity';
 
 export interface BalanceRow {
@@ -28,24 +27,31 @@ export class LedgerRepository {
 
   /** The seller's balances row, created at zero if missing, locked until the transaction ends. */
   async lockBalance(sellerId: number, manager: EntityManager): Promise<BalanceRow> {
-    await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
-    const [row]: Array<{ available_cents: string; blocked_cents: string }> = await manager.query(
-      `SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1 FOR UPDATE`,
-      [sellerId],
-    );
+    const lock = () =>
+      manager.query(`SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1 FOR UPDATE`, [sellerId]) as Promise<
+        Array<{ available_cents: string; blocked_cents: string }>
+      >;
+    // One round trip when the row exists (every seller opens it when created); created first otherwise.
+    let [row] = await lock();
+    if (!row) {
+      await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
+      [row] = await lock();
+    }
     return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
   }
 
   /** The seller's balances row, or null when it has none yet (one SELECT, no write). */
   async findBalance(sellerId: number, manager: EntityManager = this.dataSource.manager): Promise<BalanceWithDate | null> {
-    const row = await manager.getRepository(BalanceEntity).findOneBy({ sellerId });
-    return row && { availableCents: row.availableCents, blockedCents: row.blockedCents, updatedAt: row.updatedAt };
+    const [row]: Array<{ available_cents: string; blocked_cents: string; updated_at: Date }> = await manager.query(
+      `SELECT available_cents, blocked_cents, updated_at FROM balances WHERE seller_id = $1`,
+      [sellerId],
+    );
+    return row ? { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)), updatedAt: row.updated_at } : null;
   }
 
-  /** Creates the seller's zero balance if it is missing, and returns the row. */
-  async createBalance(sellerId: number, manager: EntityManager = this.dataSource.manager): Promise<BalanceWithDate> {
+  /** Creates the seller's zero balance if it is missing. */
+  async createBalance(sellerId: number, manager: EntityManager): Promise<void> {
     await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
-    return (await this.findBalance(sellerId, manager)) as BalanceWithDate;
   }
 
   async append(entries: Array<Partial<LedgerEntryEntity>>, manager: EntityManager): Promise<void> {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { LedgerAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
-import { addCents, Cents } from '../domain/money';
+import { addCents, Cents, cents } from '../domain/money';
 import { BalanceMismatch, BalanceRow, LedgerRepository } from './ledger.repository';
 
 export interface LedgerPosting {
@@ -53,10 +53,18 @@ export class LedgerService {
     return this.ledger.lockBalance(sellerId, manager);
   }
 
-  /** The seller's balance (spec 2.8); a zero one is created when the seller has none. */
+  /**
+   * The seller's balance (spec 2.8): one SELECT, never a write. A seller without a balances row (none is
+   * missing since sellers open theirs when created) has a zero balance; the row appears with its first entry.
+   */
   async balanceOf(sellerId: number, manager?: EntityManager): Promise<BalanceView> {
-    const row = (await this.ledger.findBalance(sellerId, manager)) ?? (await this.ledger.createBalance(sellerId, manager));
+    const row = (await this.ledger.findBalance(sellerId, manager)) ?? { availableCents: cents(0), blockedCents: cents(0), updatedAt: new Date(0) };
     return { ...row, totalCents: addCents(row.availableCents, row.blockedCents) };
+  }
+
+  /** Creates the zero balance of a new seller inside the seller's creation transaction. */
+  async openBalance(sellerId: number, manager: EntityManager): Promise<void> {
+    await this.ledger.createBalance(sellerId, manager);
   }
 
   /** Every seller whose cached balance differs from the sum of its entries; empty when all agree. */

@@ -20,6 +20,7 @@ import { NotificationsService } from './notifications.service';
   ],
   controllers: [NotificationsController],
   providers: [NotificationsService, NotificationsRepository, NotificationsRelay, NotificationsProcessor, NotificationsScheduler],
-  exports: [NotificationsService],
+  // The queue is exported for the operator's metrics (its depth).
+  exports: [NotificationsService, BullModule],
 })
 export class NotificationsModule {}

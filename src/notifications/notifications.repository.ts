@@ -145,4 +145,12 @@ export class NotificationsRepository {
       return ids.length;
     });
   }
+
+  /** How many events wait to be delivered, and the age in seconds (database clock) of the oldest. */
+  async pendingBacklog(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    const [row]: Array<{ pending: string; oldest_age_seconds: string | null }> = await this.dataSource.query(
+      `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(created_at)) AS oldest_age_seconds FROM outbox_events WHERE status = 'PENDING'`,
+    );
+    return { pending: Number(row.pending), oldestAgeSeconds: row.oldest_age_seconds === null ? 0 : Number(row.oldest_age_seconds) };
+  }
 }

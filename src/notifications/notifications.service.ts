@@ -67,6 +67,11 @@ export class NotificationsService {
     private readonly config: AppConfig,
   ) {}
 
+  /** The outbox's undelivered events and the age of the oldest (the operator's outbox lag). */
+  pendingBacklog(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    return this.notifications.pendingBacklog();
+  }
+
   /** A postbackUrl a sale may carry: http or https, and not to a private network (unless allowed). 400 otherwise. */
   async assertPostbackUrl(url: string, field = 'postbackUrl'): Promise<void> {
     try {

@@ -220,7 +220,7 @@ export class SaleTransitionsService {
   }
 }
 
-export function assertOwnedSale(sale: SaleEntity | null, sellerId: number, saleId: number): asserts sale is SaleEntity {
+export function assertOwnedSale<T extends Pick<SaleEntity, 'sellerId'>>(sale: T | null, sellerId: number, saleId: number): asserts sale is T {
   if (!sale) throw new DomainError('NOT_FOUND', `Sale ${saleId} not found`);
   if (sale.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Sale ${saleId} belongs to another account`);
 }

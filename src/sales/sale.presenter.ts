@@ -1,9 +1,9 @@
 import { brazilDate } from '../domain/dates';
 import { CreateSaleResponse, SaleCustomerResponse, TransactionResponse } from './dto/sale.response';
 import { SaleEntity } from './entities/sale.entity';
-import { SaleItemEntity } from './entities/sale-item.entity';
+import { SaleLookup, SaleLookupItem } from './sales.repository';
 
-function customerOf(sale: SaleEntity): SaleCustomerResponse {
+function customerOf(sale: Pick<SaleEntity, 'customerName' | 'customerEmail' | 'customerDocumentNumber' | 'customerPhone'>): SaleCustomerResponse {
   return {
     name: sale.customerName,
     email: sale.customerEmail,
@@ -60,7 +60,7 @@ function messageFor(sale: SaleEntity): string {
 }
 
 /** The lookup answer of spec 2.3. */
-export function toTransaction(sale: SaleEntity, items: SaleItemEntity[]): TransactionResponse {
+export function toTransaction(sale: SaleLookup, items: SaleLookupItem[]): TransactionResponse {
   return {
     id: sale.id,
     status: sale.status,

@@ -15,6 +15,61 @@ export interface SaleFilters {
   createdBefore?: Date;
 }
 
+
+/** What a lookup answers of a sale (GET /api/transactions/{id}), with its owner. */
+export type SaleLookup = Pick<
+  SaleEntity,
+  | 'id'
+  | 'sellerId'
+  | 'status'
+  | 'paymentMethod'
+  | 'amountCents'
+  | 'netAmountCents'
+  | 'systemFeeCents'
+  | 'reserveAmountCents'
+  | 'installments'
+  | 'customerName'
+  | 'customerEmail'
+  | 'customerDocumentNumber'
+  | 'customerPhone'
+  | 'pixCode'
+  | 'cardLastFour'
+  | 'cardBrand'
+  | 'boletoCode'
+  | 'externalTransactionId'
+  | 'shipping'
+  | 'createdAt'
+  | 'completedAt'
+>;
+export type SaleLookupItem = Pick<SaleItemEntity, 'id' | 'position' | 'title' | 'unitPriceCents' | 'quantity' | 'tangible'>;
+
+interface SaleLookupRow {
+  id: number;
+  seller_id: number;
+  status: SaleStatus;
+  payment_method: SaleEntity['paymentMethod'];
+  amount_cents: string;
+  net_amount_cents: string | null;
+  system_fee_cents: string | null;
+  reserve_amount_cents: string | null;
+  installments: number | null;
+  customer_name: string;
+  customer_email: string;
+  customer_document_number: string | null;
+  customer_phone: string | null;
+  pix_code: string | null;
+  card_last_four: string | null;
+  card_brand: string | null;
+  boleto_code: string | null;
+  external_transaction_id: string | null;
+  shipping: Record<string, string> | null;
+  created_at: Date;
+  completed_at: Date | null;
+  items: Array<{ id: number; position: number; title: string; unitPriceCents: number; quantity: number; tangible: boolean }>;
+}
+
+const centsOrNull = (value: string | null): Cents | null => (value === null ? null : cents(Number(value)));
+
 @Injectable()
 export class SalesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -52,6 +107,52 @@ export class SalesRepository {
       .getRepository(SaleItemEntity)
       .insert(items.map((item, position) => ({ ...item, saleId: sale.id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
     return manager.getRepository(SaleEntity).findOneByOrFail({ id: sale.id });
+  }
+
+  /**
+   * The sale with its items in one plain query, for lookups (the hot GET /api/transactions/{id}): no
+   * second round trip for the items and no entity transformation.
+   */
+  async findForLookup(id: number): Promise<{ sale: SaleLookup; items: SaleLookupItem[] } | null> {
+    const [row]: SaleLookupRow[] = await this.dataSource.query(
+      `SELECT s.id, s.seller_id, s.status, s.payment_method, s.amount_cents, s.net_amount_cents, s.system_fee_cents,
+              s.reserve_amount_cents, s.installments, s.customer_name, s.customer_email, s.customer_document_number,
+              s.customer_phone, s.pix_code, s.card_last_four, s.card_brand, s.boleto_code, s.external_transaction_id,
+              s.shipping, s.created_at, s.completed_at,
+              COALESCE((SELECT json_agg(json_build_object('id', i.id, 'position', i.position, 'title', i.title,
+                                                          'unitPriceCents', i.unit_price_cents, 'quantity', i.quantity,
+                                                          'tangible', i.tangible) ORDER BY i.position)
+                          FROM sale_items i WHERE i.sale_id = s.id), '[]') AS items
+         FROM sales s WHERE s.id = $1`,
+      [id],
+    );
+    if (!row) return null;
+    return {
+      sale: {
+        id: row.id,
+        sellerId: row.seller_id,
+        status: row.status,
+        paymentMethod: row.payment_method,
+        amountCents: cents(Number(row.amount_cents)),
+        netAmountCents: centsOrNull(row.net_amount_cents),
+        systemFeeCents: centsOrNull(row.system_fee_cents),
+        reserveAmountCents: centsOrNull(row.reserve_amount_cents),
+        installments: row.installments,
+        customerName: row.customer_name,
+        customerEmail: row.customer_email,
+        customerDocumentNumber: row.customer_document_number,
+        customerPhone: row.customer_phone,
+        pixCode: row.pix_code,
+        cardLastFour: row.card_last_four,
+        cardBrand: row.card_brand,
+        boletoCode: row.boleto_code,
+        externalTransactionId: row.external_transaction_id,
+        shipping: row.shipping,
+        createdAt: row.created_at,
+        completedAt: row.completed_at,
+      },
+      items: row.items.map((item) => ({ ...item, unitPriceCents: cents(item.unitPriceCents) })),
+    };
   }
 
   findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SaleEntity | null> {

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import * as QRCode from 'qrcode';
 import { DataSource, EntityManager } from 'typeorm';
 import { addDays, boletoDueDate, brazilDate, endOfBrazilDay } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
@@ -22,6 +21,7 @@ import { CreateSaleResponse, TransactionResponse } from './dto/sale.response';
 import { SaleQueryDto } from './dto/sale-query.dto';
 import { SaleEntity } from './entities/sale.entity';
 import { SaleItemEntity } from './entities/sale-item.entity';
+import { pixQrCodeDataUri } from './pix-qr-code';
 import { SaleHooks } from './sale-hooks';
 import { assertOwnedSale, MoveContext, SaleTransitionsService } from './sale-transitions.service';
 import { SaleListItem, toCreateSaleResponse, toSaleListItem, toTransaction } from './sale.presenter';
@@ -93,9 +93,10 @@ export class SalesService {
 
   /** GET /api/transactions/{id}: 404 unknown, 403 another seller's. */
   async transaction(sellerId: number, saleId: number): Promise<TransactionResponse> {
-    const sale = await this.sales.findById(saleId);
+    const found = await this.sales.findForLookup(saleId);
+    const sale = found?.sale ?? null;
     assertOwnedSale(sale, sellerId, saleId);
-    return toTransaction(sale, await this.sales.itemsOf(saleId));
+    return toTransaction(sale, found?.items ?? []);
   }
 
   /** A page of the seller's sales, newest first, filtered; dates are Brazilian days, both inclusive. */
@@ -146,7 +147,7 @@ export class SalesService {
     const now = new Date();
     const saleId = await this.sales.nextId();
     const document = await this.paymentDocument(saleId, request, profile, now);
-    const qrCode = document.pixCode ? await QRCode.toDataURL(document.pixCode, { errorCorrectionLevel: 'M', margin: 2, width: 320 }) : null;
+    const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
     const outcome = await this.dataSource.transaction(async (manager) => {
       const prior = await this.idempotency.claim(manager, idempotent);
       if (prior) return prior;

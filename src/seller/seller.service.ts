@@ -157,6 +157,7 @@ export class SellerService {
     if (input.blocked !== undefined) patch.blocked = input.blocked;
     patch.feeOverrides = this.feeOverridesWith({ ...seller.feeOverrides, ...(input.fees ?? {}) }, input.permissions);
     await this.sellers.update(sellerId, patch);
+    if (input.blocked !== undefined) await this.apiKeys.sellerAccessChanged(sellerId);
     return this.account(sellerId);
   }
 

@@ -51,6 +51,8 @@ export interface BillingSummary {
 export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit {
   private readonly logger = new Logger(SubscriptionsService.name);
   private readonly dunning: DunningPolicy;
+  /** Subscriptions billed at once by this instance; always one pool connection left for requests. */
+  private readonly billingConcurrency: number;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -64,6 +66,7 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     config: AppConfig,
   ) {
     this.dunning = { ...DEFAULT_DUNNING, ...config.subscriptionDunning };
+    this.billingConcurrency = Math.max(1, Math.min(config.billingConcurrency, config.database.poolSize - 1));
   }
 
   onModuleInit(): void {
@@ -244,15 +247,21 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const summary: BillingSummary = { renewals: 0, retries: 0, cancelled: 0, pastDue: 0 };
     for (;;) {
       const ids = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH);
-      for (const id of ids) {
-        try {
-          await this.bill(id, now, summary);
-        } catch (error) {
-          this.logger.error({ err: error, subscriptionId: id }, 'Billing a subscription failed; it is retried on the next pass');
-        } finally {
-          await this.subscriptions.releaseClaim(id);
+      // The claimed batch is billed by BILLING_CONCURRENCY workers: each subscription by one of them, each
+      // holding at most one connection at a time (a renewal is a chain of short round trips, mostly waiting).
+      const queue = [...ids];
+      const worker = async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+          try {
+            await this.bill(id, now, summary);
+          } catch (error) {
+            this.logger.error({ err: error, subscriptionId: id }, 'Billing a subscription failed; it is retried on the next pass');
+          } finally {
+            await this.subscriptions.releaseClaim(id);
+          }
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(this.billingConcurrency, ids.length) }, worker));
       if (ids.length < BATCH) return summary;
     }
   }

@@ -1,0 +1,378 @@
+'use strict';
+/**
+ * `npm run bench`: the service's production build against the bare baseline (bench/baseline.js), side
+ * by side on this machine, on one fresh database. For each scenario, service and baseline are driven in
+ * turn by autocannon in a separate process (bench/load.js) with the same connections and duration; each
+ * run is preceded by a short warm-up that is not counted. Prints req/s, p50/p99, errors, peak RSS and
+ * the cores used by each part (the server, PostgreSQL, Redis, the load generator), and writes
+ * bench/results.json.
+ *
+ * Env (defaults in brackets): BENCH_DURATION seconds per measured run [20], BENCH_WARMUP seconds [3],
+ * BENCH_CONNECTIONS [32], BENCH_ROUNDS service/baseline alternations per scenario [1],
+ * BENCH_SCENARIOS comma-separated subset of pix,card,transaction,balance,cashout [all],
+ * BENCH_WORKERS service processes (2+ runs bench/cluster.js) [1], BENCH_SELLERS seeded sellers [8],
+ * BENCH_CPU_PROF a directory: the service runs with node --cpu-prof and writes its profile there,
+ * DATABASE_URL (its server is used; the database is bench-owned, created and dropped), REDIS_URL.
+ */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { Client } = require('pg');
+const { prepareDatabase } = require('../dist/src/database/prepare-database');
+
+const env = process.env;
+const settings = {
+  duration: Number(env.BENCH_DURATION || 20),
+  warmup: Number(env.BENCH_WARMUP || 3),
+  connections: Number(env.BENCH_CONNECTIONS || 32),
+  rounds: Number(env.BENCH_ROUNDS || 1),
+  workers: Number(env.BENCH_WORKERS || 1),
+  sellers: Number(env.BENCH_SELLERS || 8),
+  scenarios: (env.BENCH_SCENARIOS || 'pix,card,transaction,balance,cashout').split(',').map((s) => s.trim()).filter(Boolean),
+  cpuProfileDir: env.BENCH_CPU_PROF ? path.resolve(env.BENCH_CPU_PROF) : null,
+};
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const SERVICE_PORT = Number(env.BENCH_SERVICE_PORT || 3101);
+const BASELINE_PORT = Number(env.BENCH_BASELINE_PORT || 3102);
+const root = path.join(__dirname, '..');
+
+const customer = { name: 'Ana Souza', email: 'ana@example.com', phone: '11987654321' };
+const items = [{ title: 'Curso online', unitPrice: 4990, quantity: 1, tangible: false }];
+const SCENARIOS = {
+  pix: { title: 'POST /api/sales (PIX)', method: 'POST', path: '/api/sales', body: { amount: 4990, paymentMethod: 'PIX', pix: {}, customer, items } },
+  card: {
+    title: 'POST /api/sales (card)',
+    method: 'POST',
+    path: '/api/sales',
+    body: {
+      amount: 4990,
+      paymentMethod: 'CREDIT_CARD',
+      installments: { number: 1 },
+      card: { number: '4111111111111111', holderName: 'ANA SOUZA', expirationMonth: '12', expirationYear: '2031', cvv: '123' },
+      customer,
+      items,
+    },
+  },
+  transaction: { title: 'GET /api/transactions/{id}', method: 'GET', path: '/api/transactions/:saleId' },
+  balance: { title: 'GET /api/public/balance', method: 'GET', path: '/api/public/balance' },
+  cashout: { title: 'POST /api/public/cashout', method: 'POST', path: '/api/public/cashout', body: { amount: 100, pixKey: '52998224725', pixKeyType: 'CPF' } },
+};
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------- processes and /proc ----------
+
+function procStat(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
+    const rssPages = Number(fields[21]);
+    return { pid, ppid: Number(fields[1]), comm, ticks, rssBytes: rssPages * 4096 };
+  } catch {
+    return null;
+  }
+}
+
+function allProcesses() {
+  return fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => procStat(Number(name)))
+    .filter(Boolean);
+}
+
+/** The process and its descendants. */
+function tree(processes, pid) {
+  const result = processes.filter((p) => p.pid === pid);
+  for (let i = 0; i < result.length; i += 1) result.push(...processes.filter((p) => p.ppid === result[i].pid));
+  return result;
+}
+
+const TICKS_PER_SECOND = 100;
+
+function cmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * CPU seconds of each part, per process between its first and last sample (processes that come or go
+ * count for the part of the run they lived), and the server's peak RSS (all its processes), sampled
+ * every 250 ms while `work` runs. PostgreSQL is its backends connected to the bench database (other
+ * databases' sessions, such as other test runs on the machine, are left out).
+ */
+async function measure(serverPid, databaseName, loadPidRef, work) {
+  const seen = new Map(); // pid -> { part, first, last }
+  const pgBackends = new Map(); // pid -> is a backend of the bench database
+  let peakRss = 0;
+  const note = (part, p, first) => {
+    const entry = seen.get(p.pid);
+    if (entry) entry.last = p.ticks;
+    else seen.set(p.pid, { part, first: first ? p.ticks : 0, last: p.ticks });
+  };
+  const sample = (first) => {
+    const processes = allProcesses();
+    const server = tree(processes, serverPid);
+    peakRss = Math.max(peakRss, server.reduce((sum, p) => sum + p.rssBytes, 0));
+    for (const p of server) note('server', p, first);
+    for (const p of processes) {
+      if (p.comm === 'postgres') {
+        if (!pgBackends.has(p.pid)) pgBackends.set(p.pid, cmdline(p.pid).includes(databaseName));
+        if (pgBackends.get(p.pid)) note('postgres', p, first);
+      } else if (p.comm.startsWith('redis-server')) note('redis', p, first);
+    }
+    const load = loadPidRef.pid && procStat(loadPidRef.pid);
+    if (load) note('load', load, first);
+  };
+  sample(true);
+  const timer = setInterval(() => sample(false), 250);
+  const started = Date.now();
+  const result = await work();
+  clearInterval(timer);
+  sample(false);
+  const seconds = (Date.now() - started) / 1000;
+  const cores = { server: 0, postgres: 0, redis: 0, load: 0 };
+  for (const entry of seen.values()) cores[entry.part] += (entry.last - entry.first) / TICKS_PER_SECOND / seconds;
+  return { result, peakRss, cores };
+}
+
+function startProcess(label, args, extraEnv) {
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  child.on('exit', (code, signal) => {
+    if (!child.stopping) console.error(`${label} exited (${code ?? signal}): ${stderr}`);
+  });
+  child.stop = () =>
+    new Promise((resolve) => {
+      child.stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    });
+  return child;
+}
+
+async function waitForHttp(url, child) {
+  for (let i = 0; i < 240; i += 1) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  throw new Error(`${url} did not answer in 60 s`);
+}
+
+// ---------- seeding through the operator API ----------
+
+async function call(base, method, route, body, headers = {}) {
+  const response = await fetch(`${base}${route}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** Sellers with a key pair each, cashouts enabled, 9.9 million reais available, and one PIX sale to look up. */
+async function seed(base, count) {
+  const sellers = [];
+  for (let i = 0; i < count; i += 1) {
+    const created = await call(base, 'POST', '/admin/sellers', { name: `Loja ${i}`, email: `loja${i}@bench.example.com`, permissions: { transferEnabled: true } }, { 'x-admin-token': ADMIN_TOKEN });
+    const keys = { 'x-api-public-key': created.credentials.publicKey, 'x-api-private-key': created.credentials.privateKey };
+    const funding = await call(base, 'POST', '/api/sales', { amount: 1_000_000_000, paymentMethod: 'TRANSFER', customer, items: [{ ...items[0], unitPrice: 1_000_000_000 }] }, keys);
+    await call(base, 'POST', `/api/sandbox/sales/${funding.sale.id}/events`, { event: 'PAYMENT_CONFIRMED' }, keys);
+    const pix = await call(base, 'POST', '/api/sales', SCENARIOS.pix.body, keys);
+    sellers.push({ sellerId: created.seller.id, publicKey: created.credentials.publicKey, privateKey: created.credentials.privateKey, saleId: pix.sale.id });
+  }
+  return sellers;
+}
+
+// ---------- load ----------
+
+function runLoad(url, scenario, duration, sellers, loadPidRef) {
+  return new Promise((resolve, reject) => {
+    const config = { url, method: scenario.method, path: scenario.path, body: scenario.body, connections: settings.connections, duration, sellers };
+    const child = spawn(process.execPath, [path.join(__dirname, 'load.js'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    loadPidRef.pid = child.pid;
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.on('exit', (code) => {
+      loadPidRef.pid = null;
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+function summarize(side, scenarioName, measured) {
+  const r = measured.result;
+  const non2xx = r.non2xx ?? 0;
+  return {
+    side,
+    scenario: scenarioName,
+    requestsPerSecond: Math.round((r.requests.total / r.duration) * 10) / 10,
+    requests: r.requests.total,
+    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+    errors: r.errors + r.timeouts + non2xx,
+    non2xx,
+    statusCodes: r.statusCodeStats,
+    peakRssMiB: Math.round(measured.peakRss / 1048576),
+    cores: Object.fromEntries(Object.entries(measured.cores).map(([k, v]) => [k, Math.round(v * 100) / 100])),
+  };
+}
+
+// ---------- main ----------
+
+async function main() {
+  const started = new Date();
+  const baseUrl = new URL(env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/payment_gateway');
+  baseUrl.pathname = `/payment_gateway_bench_${Date.now()}_${process.pid}`;
+  const databaseUrl = baseUrl.toString();
+  const databaseName = baseUrl.pathname.slice(1);
+  const maintenanceUrl = new URL(databaseUrl);
+  maintenanceUrl.pathname = '/postgres';
+
+  console.log(`bench: ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`bench: ${settings.connections} connections, ${settings.duration} s per run (+${settings.warmup} s warm-up), ${settings.rounds} round(s), ${settings.workers} service process(es), database ${databaseName}`);
+  await prepareDatabase(databaseUrl);
+
+  const serviceEnv = {
+    NODE_ENV: 'production',
+    PORT: String(SERVICE_PORT),
+    DATABASE_URL: databaseUrl,
+    ADMIN_TOKEN,
+    ENCRYPTION_KEY: require('node:crypto').randomBytes(32).toString('hex'),
+    RATE_LIMIT_RPS: '0',
+    BENCH_WORKERS: String(settings.workers),
+  };
+  delete serviceEnv.LOG_LEVEL;
+  const profileArgs = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`, '-r', path.join(__dirname, 'exit-on-signal.js')] : [];
+  const entry = settings.workers > 1 ? path.join(__dirname, 'cluster.js') : path.join(root, 'dist', 'src', 'main.js');
+  const childEnv = { ...serviceEnv };
+  const inherited = { ...env };
+  delete inherited.LOG_LEVEL; // the production default
+  const service = spawn(process.execPath, [...profileArgs, entry], { cwd: root, env: { ...inherited, ...childEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
+  Object.assign(service, wrap(service, 'service'));
+  const baseline = startProcess('baseline', [path.join(__dirname, 'baseline.js')], { PORT: String(BASELINE_PORT), DATABASE_URL: databaseUrl });
+  const results = [];
+  try {
+    const serviceBase = `http://127.0.0.1:${SERVICE_PORT}`;
+    const baselineBase = `http://127.0.0.1:${BASELINE_PORT}`;
+    await waitForHttp(`${serviceBase}/health/live`, service);
+    await waitForHttp(`${baselineBase}/health/live`, baseline);
+    const sellers = await seed(serviceBase, settings.sellers);
+    console.log(`bench: seeded ${sellers.length} sellers`);
+    const sides = [
+      { side: 'service', base: serviceBase, pid: service.pid },
+      { side: 'baseline', base: baselineBase, pid: baseline.pid },
+    ];
+    for (const name of settings.scenarios) {
+      const scenario = SCENARIOS[name];
+      if (!scenario) throw new Error(`unknown scenario ${name}`);
+      for (let round = 0; round < settings.rounds; round += 1) {
+        for (const target of round % 2 === 0 ? sides : [...sides].reverse()) {
+          const loadPidRef = { pid: null };
+          if (settings.warmup > 0) await runLoad(target.base, scenario, settings.warmup, sellers, loadPidRef);
+          const measured = await measure(target.pid, databaseName, loadPidRef, () => runLoad(target.base, scenario, settings.duration, sellers, loadPidRef));
+          const row = { ...summarize(target.side, name, measured), round: round + 1, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) };
+          results.push(row);
+          console.log(
+            `  ${scenario.title.padEnd(28)} ${target.side.padEnd(8)} ${String(row.requestsPerSecond).padStart(8)} req/s  p50 ${row.latencyMs.p50} ms  p99 ${row.latencyMs.p99} ms  errors ${row.errors}  rss ${row.peakRssMiB} MiB  cores server ${row.cores.server} pg ${row.cores.postgres} load ${row.cores.load}`,
+          );
+        }
+      }
+    }
+  } finally {
+    await Promise.all([service.stop(), baseline.stop()]);
+    const maintenance = new Client({ connectionString: maintenanceUrl.toString() });
+    await maintenance.connect();
+    await maintenance.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
+    await maintenance.end();
+  }
+
+  const table = settings.scenarios.map((name) => {
+    const of = (side) => results.filter((r) => r.scenario === name && r.side === side);
+    const mean = (rows, pick) => rows.reduce((sum, r) => sum + pick(r), 0) / rows.length;
+    const s = of('service');
+    const b = of('baseline');
+    const serviceRps = mean(s, (r) => r.requestsPerSecond);
+    const baselineRps = mean(b, (r) => r.requestsPerSecond);
+    const serviceP99 = Math.max(...s.map((r) => r.latencyMs.p99));
+    const baselineP99 = Math.max(...b.map((r) => r.latencyMs.p99));
+    return {
+      scenario: SCENARIOS[name].title,
+      service: { rps: Math.round(serviceRps), p50: Math.max(...s.map((r) => r.latencyMs.p50)), p99: serviceP99, errors: s.reduce((n, r) => n + r.errors, 0), rssMiB: Math.max(...s.map((r) => r.peakRssMiB)), cores: s[0].cores },
+      baseline: { rps: Math.round(baselineRps), p50: Math.max(...b.map((r) => r.latencyMs.p50)), p99: baselineP99, errors: b.reduce((n, r) => n + r.errors, 0), rssMiB: Math.max(...b.map((r) => r.peakRssMiB)), cores: b[0].cores },
+      throughputRatio: Math.round((serviceRps / baselineRps) * 100) / 100,
+      p99Ratio: Math.round((serviceP99 / Math.max(baselineP99, 1)) * 100) / 100,
+    };
+  });
+
+  console.log('\n| Scenario | Service req/s | p50 / p99 ms | errors | RSS MiB | Baseline req/s | p50 / p99 ms | errors | RSS MiB | Ratio req/s | Ratio p99 |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const row of table) {
+    const s = row.service;
+    const b = row.baseline;
+    console.log(`| ${row.scenario} | ${s.rps} | ${s.p50} / ${s.p99} | ${s.errors} | ${s.rssMiB} | ${b.rps} | ${b.p50} / ${b.p99} | ${b.errors} | ${b.rssMiB} | ${row.throughputRatio}x | ${row.p99Ratio}x |`);
+  }
+  console.log('\nCores used during each measured run (server process(es) / PostgreSQL / load generator):');
+  for (const row of table) console.log(`  ${row.scenario.padEnd(28)} service ${fmtCores(row.service.cores)}   baseline ${fmtCores(row.baseline.cores)}`);
+
+  const output = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: os.loadavg() },
+    settings,
+    table,
+    runs: results,
+  };
+  const file = env.BENCH_OUTPUT || path.join(__dirname, 'results.json');
+  fs.writeFileSync(file, `${JSON.stringify(output, null, 2)}\n`);
+  console.log(`\nbench: wrote ${path.relative(process.cwd(), file)}`);
+}
+
+function fmtCores(c) {
+  return `${c.server} / ${c.postgres} / ${c.load}`;
+}
+
+function wrap(child, label) {
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  child.on('exit', (code, signal) => {
+    if (!child.stopping) console.error(`${label} exited (${code ?? signal}): ${stderr}`);
+  });
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        child.stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+      }),
+  };
+}
+
+main().catch((error) => {
+  console.error(`bench failed: ${error.stack}`);
+  process.exit(1);
+});

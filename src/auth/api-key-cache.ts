@@ -1,0 +1,137 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import Redis from 'ioredis';
+import { AppConfig } from '../config/app-config';
+import { describeDatabaseUrl } from '../database/database-url';
+import { REDIS_CLIENT } from '../redis/redis.module';
+import { ActiveKeyWithSeller } from './api-keys.repository';
+
+/** Most key pairs held; the oldest is dropped first. */
+const MAX_ENTRIES = 10_000;
+
+interface Entry {
+  key: ActiveKeyWithSeller;
+  expiresAt: number;
+}
+
+/**
+ * The verified key pairs of recent requests, so that a request does not read its pair from PostgreSQL
+ * each time. Revocation and blocking are honoured at once, in every instance: the change is published on
+ * a Redis channel of this database (`api-keys:<database>`, like Bull's prefix, so that instances on
+ * other databases sharing the Redis ignore it), and each instance drops the entries it names. While this
+ * instance's subscription is not live (Redis down, reconnecting) nothing is read from the cache, and it
+ * is emptied when the subscription comes back, since messages may have been missed. A lookup that raced
+ * an invalidation is not stored (generation counter). API_KEY_CACHE_SECONDS bounds an entry's life, as
+ * the backstop for changes made outside the service (SQL by hand).
+ */
+@Injectable()
+export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(ApiKeyCache.name);
+  private readonly entries = new Map<string, Entry>();
+  private readonly channel: string;
+  private readonly ttlMs: number;
+  private subscriber: Redis | null = null;
+  private live = false;
+  private generation = 0;
+
+  constructor(
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    config: AppConfig,
+  ) {
+    this.channel = `api-keys:${describeDatabaseUrl(config.databaseUrl).databaseName}`;
+    this.ttlMs = config.apiKeyCacheSeconds * 1000;
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.ttlMs === 0) return;
+    const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: true });
+    this.subscriber = subscriber;
+    subscriber.on('error', () => undefined); // reconnects by itself; the cache is bypassed meanwhile
+    subscriber.on('close', () => this.goDark());
+    subscriber.on('message', (_channel: string, message: string) => this.apply(message));
+    // 'ready' fires again after each reconnection (ioredis subscribes again by itself): start afresh.
+    let subscribed = false;
+    subscriber.on('ready', () => {
+      if (subscribed) this.goLive();
+    });
+    try {
+      await subscriber.connect();
+      await subscriber.subscribe(this.channel);
+      subscribed = true;
+      this.goLive();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'API key cache off until Redis answers: every request reads its key pair from PostgreSQL');
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.goDark();
+    this.subscriber?.disconnect();
+  }
+
+  /** The cached pair with this public key, when the cache can be trusted. */
+  get(publicKey: string): ActiveKeyWithSeller | null {
+    if (!this.live) return null;
+    const entry = this.entries.get(publicKey);
+    if (!entry) return null;
+    if (entry.expiresAt <= Date.now()) {
+      this.entries.delete(publicKey);
+      return null;
+    }
+    return entry.key;
+  }
+
+  /** A token to pass to `set`: a lookup started before an invalidation must not be stored after it. */
+  snapshot(): number {
+    return this.generation;
+  }
+
+  set(publicKey: string, key: ActiveKeyWithSeller, snapshot: number): void {
+    if (!this.live || snapshot !== this.generation) return;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(publicKey, { key, expiresAt: Date.now() + this.ttlMs });
+  }
+
+  /** The pair was revoked: dropped here at once, and in the other instances through Redis. */
+  async keyRevoked(publicKey: string): Promise<void> {
+    await this.announce(`key:${publicKey}`);
+  }
+
+  /** The seller was blocked or unblocked: its pairs are dropped everywhere. */
+  async sellerChanged(sellerId: number): Promise<void> {
+    await this.announce(`seller:${sellerId}`);
+  }
+
+  private async announce(message: string): Promise<void> {
+    this.apply(message);
+    try {
+      await this.redis.publish(this.channel, message);
+    } catch (error) {
+      // The other instances' subscriptions are down too when Redis is: they read PostgreSQL meanwhile.
+      this.logger.warn({ err: error, message }, 'Could not announce an API key change through Redis');
+    }
+  }
+
+  private apply(message: string): void {
+    this.generation += 1;
+    if (message.startsWith('key:')) {
+      this.entries.delete(message.slice(4));
+    } else if (message.startsWith('seller:')) {
+      const sellerId = Number(message.slice(7));
+      for (const [publicKey, entry] of this.entries) if (entry.key.sellerId === sellerId) this.entries.delete(publicKey);
+    } else {
+      this.entries.clear();
+    }
+  }
+
+  private goLive(): void {
+    this.entries.clear();
+    this.generation += 1;
+    this.live = true;
+  }
+
+  private goDark(): void {
+    this.live = false;
+    this.entries.clear();
+    this.generation += 1;
+  }
+}

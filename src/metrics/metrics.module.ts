@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { CashoutModule } from '../cashout/cashout.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { MetricsController } from './metrics.controller';
+import { MetricsService } from './metrics.service';
+
+@Module({
+  imports: [NotificationsModule, CashoutModule],
+  controllers: [MetricsController],
+  providers: [MetricsService],
+  exports: [MetricsService],
+})
+export class MetricsModule {}
