@@ -19,6 +19,7 @@ async function child(count, databaseUrl) {
   process.env.DATABASE_URL = databaseUrl;
   process.env.NODE_ENV = 'production';
   process.env.ENCRYPTION_KEY = require('node:crypto').randomBytes(32).toString('hex');
+  process.env.SESSION_SECRET = require('node:crypto').randomBytes(32).toString('hex');
   process.env.ADMIN_TOKEN = ADMIN_TOKEN;
   process.env.RATE_LIMIT_RPS = '0';
   process.env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';

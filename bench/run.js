@@ -259,6 +259,7 @@ async function main() {
     DATABASE_URL: databaseUrl,
     ADMIN_TOKEN,
     ENCRYPTION_KEY: require('node:crypto').randomBytes(32).toString('hex'),
+    SESSION_SECRET: require('node:crypto').randomBytes(32).toString('hex'),
     RATE_LIMIT_RPS: '0',
     BENCH_WORKERS: String(settings.workers),
   };
