@@ -1,8 +1,8 @@
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Page } from 'playwright-core';
 import { verifySignature } from '../../src/domain/postback-signature';
 import { Receiver } from './setup/receiver';
 import { createSale, saleBody, sendEvent } from './setup/sales';
-import { DashboardApp, launchBrowser, newContext, screenshot, signedInSeller, startDashboardApp, submit, textOf } from './setup/browser';
+import { screenshot, signedInSeller, submit, textOf, useDashboardSession } from './setup/browser';
 
 /** Fast relay, so that deliveries show up in the log within a test. */
 const FAST = { OUTBOX_POLL_MS: '100', POSTBACK_RETRY_SCHEDULE_SECONDS: '0.2,0.2' };
@@ -18,141 +18,125 @@ async function reloadUntil(page: Page, check: () => Promise<boolean>): Promise<v
 }
 
 describe('Dashboard integrations and withdrawals (issue 12), in a real browser', () => {
-  let t: DashboardApp;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
+  const s = useDashboardSession(FAST);
   let receiver: Receiver;
 
-  beforeAll(async () => {
-    t = await startDashboardApp(FAST);
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
   beforeEach(async () => {
-    context = await newContext(browser);
-    page = await context.newPage();
     receiver = await Receiver.start();
   });
-  afterEach(async () => {
-    await context.close();
-    await receiver.close();
-  });
+  afterEach(() => receiver.close());
 
   it('generates a key pair shown once, which works on the API, shows its last use, and answers 401 once revoked', async () => {
-    await signedInSeller(t, page);
-    await page.goto(`${t.baseUrl}/dashboard/integrations/keys`);
-    expect(await page.locator('[data-testid=key-pairs] tbody tr').count()).toBe(1);
-    await submit(page, 'Gerar um par de chaves');
-    const publicKey = await textOf(page, '[data-testid=new-public-key]');
-    const privateKey = await textOf(page, '[data-testid=new-private-key]');
+    await signedInSeller(s.t, s.page);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/keys`);
+    expect(await s.page.locator('[data-testid=key-pairs] tbody tr').count()).toBe(1);
+    await submit(s.page, 'Gerar um par de chaves');
+    const publicKey = await textOf(s.page, '[data-testid=new-public-key]');
+    const privateKey = await textOf(s.page, '[data-testid=new-private-key]');
     expect(publicKey).toMatch(/^pk_/);
     expect(privateKey).toMatch(/^sk_/);
-    expect(await page.getByRole('button', { name: 'Copiar' }).isVisible()).toBe(true);
-    await screenshot(page, 'keys-generated');
+    expect(await s.page.getByRole('button', { name: 'Copiar' }).isVisible()).toBe(true);
+    await screenshot(s.page, 'keys-generated');
 
     const headers = { 'X-Api-Public-Key': publicKey, 'X-Api-Private-Key': privateKey };
-    await t.http.get('/api/public/balance').set(headers).expect(200);
-    await page.goto(`${t.baseUrl}/dashboard/integrations/keys`);
-    expect(await page.content()).not.toContain(privateKey);
-    const row = page.locator('[data-testid=key-pairs] tbody tr', { hasText: publicKey });
+    await s.t.http.get('/api/public/balance').set(headers).expect(200);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/keys`);
+    expect(await s.page.content()).not.toContain(privateKey);
+    const row = s.page.locator('[data-testid=key-pairs] tbody tr', { hasText: publicKey });
     expect(await row.locator('td').nth(2).innerText()).not.toBe('Nunca');
     expect(await row.locator('td').nth(3).innerText()).toBe('Ativa');
 
-    await Promise.all([page.waitForEvent('load'), page.getByRole('link', { name: `Revogar ${publicKey}` }).click()]);
-    expect(await textOf(page, 'h1')).toBe('Revogar par de chaves?');
-    await screenshot(page, 'keys-revoke');
-    await submit(page, 'Sim, revogar');
-    expect(await textOf(page, '[role=status]')).toContain('Par de chaves revogado');
-    expect(await page.locator('[data-testid=key-pairs] tbody tr', { hasText: publicKey }).locator('td').nth(3).innerText()).toMatch(/^Revogada em/);
-    await t.http.get('/api/public/balance').set(headers).expect(401);
+    await Promise.all([s.page.waitForEvent('load'), s.page.getByRole('link', { name: `Revogar ${publicKey}` }).click()]);
+    expect(await textOf(s.page, 'h1')).toBe('Revogar par de chaves?');
+    await screenshot(s.page, 'keys-revoke');
+    await submit(s.page, 'Sim, revogar');
+    expect(await textOf(s.page, '[role=status]')).toContain('Par de chaves revogado');
+    expect(await s.page.locator('[data-testid=key-pairs] tbody tr', { hasText: publicKey }).locator('td').nth(3).innerText()).toMatch(/^Revogada em/);
+    await s.t.http.get('/api/public/balance').set(headers).expect(401);
   });
 
   it('adds a withdrawal webhook, requests a withdrawal, and shows its webhook delivered in the log, with a redelivery', async () => {
-    const seller = await signedInSeller(t, page);
-    const sale = await createSale(t, seller, saleBody('PIX', { amount: 50000 }));
-    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    const seller = await signedInSeller(s.t, s.page);
+    const sale = await createSale(s.t, seller, saleBody('PIX', { amount: 50000 }));
+    await sendEvent(s.t, seller, sale.id, 'PAYMENT_CONFIRMED');
 
-    await page.goto(`${t.baseUrl}/dashboard/integrations/webhooks`);
-    await page.getByLabel('URL (http ou https)').fill('ftp://nope');
-    await submit(page, 'Adicionar webhook');
-    expect(await textOf(page, '#url-erro')).toBe('url must be an http or https URL');
-    await page.getByLabel('URL (http ou https)').fill(`${receiver.url}/saques`);
-    await submit(page, 'Adicionar webhook');
-    expect(await textOf(page, '[role=status]')).toBe('Webhook adicionado.');
-    expect(await page.locator('[data-testid=webhooks] tbody tr').allInnerTexts()).toEqual([expect.stringContaining(`${receiver.url}/saques`)]);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/webhooks`);
+    await s.page.getByLabel('URL (http ou https)').fill('ftp://nope');
+    await submit(s.page, 'Adicionar webhook');
+    expect(await textOf(s.page, '#url-erro')).toBe('url must be an http or https URL');
+    await s.page.getByLabel('URL (http ou https)').fill(`${receiver.url}/saques`);
+    await submit(s.page, 'Adicionar webhook');
+    expect(await textOf(s.page, '[role=status]')).toBe('Webhook adicionado.');
+    expect(await s.page.locator('[data-testid=webhooks] tbody tr').allInnerTexts()).toEqual([expect.stringContaining(`${receiver.url}/saques`)]);
 
     // The withdrawal, requested through the dashboard's form.
-    await page.goto(`${t.baseUrl}/dashboard/withdrawals/new`);
-    await page.getByLabel('Valor (R$)').fill('150,00');
-    await page.getByLabel('Tipo da chave PIX').selectOption('CPF');
-    await page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
-    await submit(page, 'Solicitar saque');
-    const withdrawalId = Number(/\/dashboard\/withdrawals\/(\d+)$/.exec(page.url())?.[1]);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
+    await s.page.getByLabel('Valor (R$)').fill('150,00');
+    await s.page.getByLabel('Tipo da chave PIX').selectOption('CPF');
+    await s.page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
+    await submit(s.page, 'Solicitar saque');
+    const withdrawalId = Number(/\/dashboard\/withdrawals\/(\d+)$/.exec(s.page.url())?.[1]);
     expect(withdrawalId).toBeGreaterThan(0);
 
     // Driven by the payout provider (the sandbox).
     for (const event of ['PROCESSING', 'COMPLETED']) {
-      await t.http.post(`/api/sandbox/cashouts/${withdrawalId}/events`).set(seller.headers).send({ event }).expect(200);
+      await s.t.http.post(`/api/sandbox/cashouts/${withdrawalId}/events`).set(seller.headers).send({ event }).expect(200);
     }
     const received = await receiver.waitFor((r) => r.filter((x) => x.path === '/saques').length >= 2);
     expect(received.map((r) => r.body.status)).toEqual(['PROCESSING', 'COMPLETED']);
 
-    await page.goto(`${t.baseUrl}/dashboard/integrations/webhooks`);
-    const webhookDeliveries = page.locator('article.delivery', { hasText: 'Webhook de saque' });
-    await reloadUntil(page, async () => (await webhookDeliveries.locator('.status-delivered').count()) === 2);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/webhooks`);
+    const webhookDeliveries = s.page.locator('article.delivery', { hasText: 'Webhook de saque' });
+    await reloadUntil(s.page, async () => (await webhookDeliveries.locator('.status-delivered').count()) === 2);
     const newest = webhookDeliveries.first();
     expect(await newest.locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^1\t.*HTTP 200/)]);
-    await screenshot(page, 'webhooks-deliveries');
+    await screenshot(s.page, 'webhooks-deliveries');
 
-    await submit(page, newest.getByRole('button', { name: /^Reenviar entrega/ }));
-    expect(await textOf(page, '[role=status]')).toContain('Entrega reenviada');
+    await submit(s.page, newest.getByRole('button', { name: /^Reenviar entrega/ }));
+    expect(await textOf(s.page, '[role=status]')).toContain('Entrega reenviada');
     await receiver.waitFor((r) => r.filter((x) => x.path === '/saques').length >= 3);
-    await reloadUntil(page, async () => (await page.locator('article.delivery', { hasText: 'Webhook de saque' }).first().locator('tbody tr').count()) === 2);
+    await reloadUntil(s.page, async () => (await s.page.locator('article.delivery', { hasText: 'Webhook de saque' }).first().locator('tbody tr').count()) === 2);
     expect(receiver.received.filter((x) => x.path === '/saques').map((r) => r.body.status)).toEqual(['PROCESSING', 'COMPLETED', 'COMPLETED']);
 
     // The withdrawal's page: its status history.
-    await page.goto(`${t.baseUrl}/dashboard/withdrawals/${withdrawalId}`);
-    expect(await page.locator('[data-testid=status-history] li').allInnerTexts()).toEqual([
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/${withdrawalId}`);
+    expect(await s.page.locator('[data-testid=status-history] li').allInnerTexts()).toEqual([
       expect.stringMatching(/— Pendente$/),
       expect.stringMatching(/— Pendente → Em processamento$/),
       expect.stringMatching(/— Em processamento → Concluído$/),
     ]);
-    expect(await textOf(page, '[data-testid=withdrawal-amount]')).toBe('R$ 150,00');
-    await screenshot(page, 'withdrawal');
+    expect(await textOf(s.page, '[data-testid=withdrawal-amount]')).toBe('R$ 150,00');
+    await screenshot(s.page, 'withdrawal');
   });
 
   it('sends a test event to a webhook, removes a webhook, and rotates the postback secret, shown once and used to sign', async () => {
-    const seller = await signedInSeller(t, page);
-    await page.goto(`${t.baseUrl}/dashboard/integrations/webhooks`);
-    await page.getByLabel('URL (http ou https)').fill(`${receiver.url}/teste`);
-    await submit(page, 'Adicionar webhook');
-    await submit(page, page.getByRole('button', { name: `Enviar teste para ${receiver.url}/teste` }));
+    const seller = await signedInSeller(s.t, s.page);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/webhooks`);
+    await s.page.getByLabel('URL (http ou https)').fill(`${receiver.url}/teste`);
+    await submit(s.page, 'Adicionar webhook');
+    await submit(s.page, s.page.getByRole('button', { name: `Enviar teste para ${receiver.url}/teste` }));
     const test = (await receiver.waitFor((r) => r.some((x) => x.path === '/teste'))).find((x) => x.path === '/teste')!;
     expect(test.body).toMatchObject({ id: 0, userId: seller.id, type: 'WITHDRAWAL', test: true });
 
-    await submit(page, page.getByRole('button', { name: `Remover ${receiver.url}/teste` }));
-    expect(await textOf(page, '[role=status]')).toBe('Webhook removido.');
-    expect(await page.locator('[data-testid=webhooks]').count()).toBe(0);
+    await submit(s.page, s.page.getByRole('button', { name: `Remover ${receiver.url}/teste` }));
+    expect(await textOf(s.page, '[role=status]')).toBe('Webhook removido.');
+    expect(await s.page.locator('[data-testid=webhooks]').count()).toBe(0);
 
-    await submit(page, 'Gerar novo segredo');
-    const secret = await textOf(page, '[data-testid=postback-secret]');
+    await submit(s.page, 'Gerar novo segredo');
+    const secret = await textOf(s.page, '[data-testid=postback-secret]');
     expect(secret).toMatch(/^whsec_/);
     expect(secret).not.toBe(seller.postbackSecret);
-    await page.goto(`${t.baseUrl}/dashboard/integrations/webhooks`);
-    expect(await page.content()).not.toContain(secret);
-    const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: `${receiver.url}/postbacks` }));
-    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/webhooks`);
+    expect(await s.page.content()).not.toContain(secret);
+    const sale = await createSale(s.t, seller, saleBody('PIX', { postbackUrl: `${receiver.url}/postbacks` }));
+    await sendEvent(s.t, seller, sale.id, 'PAYMENT_CONFIRMED');
     const postback = (await receiver.waitFor((r) => r.some((x) => x.path === '/postbacks'))).find((x) => x.path === '/postbacks')!;
     expect(verifySignature(secret, postback.rawBody, String(postback.headers['x-signature']), Math.floor(Date.now() / 1000))).toBe(true);
   });
 
   it("refuses a withdrawal the API would refuse, with the API's message next to its field, and lists the ones made", async () => {
-    const seller = await signedInSeller(t, page);
-    await page.goto(`${t.baseUrl}/dashboard/withdrawals/new`);
+    const seller = await signedInSeller(s.t, s.page);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
     const cases: Array<[string, string, string, string]> = [
       ['abc', '52998224725', '#amount-erro', 'Informe um valor em reais, como 150,00.'],
       ['50,00', '52998224725', '#amount-erro', 'The smallest cashout is 100.00 reais'],
@@ -160,25 +144,25 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
       ['150,00', '123', '#pixKey-erro', 'pixKey must be 8 to 77 characters'],
     ];
     for (const [amount, pixKey, selector, message] of cases) {
-      await page.getByLabel('Valor (R$)').fill(amount);
-      await page.getByLabel('Chave PIX', { exact: true }).fill(pixKey);
-      await submit(page, 'Solicitar saque');
-      expect(await textOf(page, selector)).toBe(message);
-      expect(await page.getByLabel('Valor (R$)').inputValue()).toBe(amount);
+      await s.page.getByLabel('Valor (R$)').fill(amount);
+      await s.page.getByLabel('Chave PIX', { exact: true }).fill(pixKey);
+      await submit(s.page, 'Solicitar saque');
+      expect(await textOf(s.page, selector)).toBe(message);
+      expect(await s.page.getByLabel('Valor (R$)').inputValue()).toBe(amount);
     }
-    await screenshot(page, 'withdrawal-refused');
+    await screenshot(s.page, 'withdrawal-refused');
 
-    const sale = await createSale(t, seller, saleBody('PIX', { amount: 30000 }));
-    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
-    await page.goto(`${t.baseUrl}/dashboard/withdrawals/new`);
-    await page.getByLabel('Valor (R$)').fill('120,50');
-    await page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
-    await submit(page, 'Solicitar saque');
-    expect(await textOf(page, '[data-testid=withdrawal-amount]')).toBe('R$ 120,50');
-    const balance = (await t.http.get('/api/public/balance').set(seller.headers).expect(200)).body;
+    const sale = await createSale(s.t, seller, saleBody('PIX', { amount: 30000 }));
+    await sendEvent(s.t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
+    await s.page.getByLabel('Valor (R$)').fill('120,50');
+    await s.page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
+    await submit(s.page, 'Solicitar saque');
+    expect(await textOf(s.page, '[data-testid=withdrawal-amount]')).toBe('R$ 120,50');
+    const balance = (await s.t.http.get('/api/public/balance').set(seller.headers).expect(200)).body;
     expect(balance.blocked).toBe(12050);
-    await page.goto(`${t.baseUrl}/dashboard/withdrawals`);
-    expect(await page.locator('table tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/R\$ 120,50.*Pendente/s)]);
-    await screenshot(page, 'withdrawals');
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals`);
+    expect(await s.page.locator('table tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/R\$ 120,50.*Pendente/s)]);
+    await screenshot(s.page, 'withdrawals');
   });
 });

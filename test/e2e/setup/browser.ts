@@ -98,3 +98,30 @@ export async function textOf(page: Page, selector: string): Promise<string> {
 export function emailOf(seller: TestSeller): string {
   return (seller.body.seller as { user: { email: string } }).user.email;
 }
+
+/** What every dashboard test file works with: one app and one browser per file, a fresh context and page per test. */
+export interface DashboardSession {
+  t: DashboardApp;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+}
+
+/** Registers the file's hooks that start and close the app, the browser and each test's context. */
+export function useDashboardSession(env: Record<string, string | undefined> = {}): DashboardSession {
+  const session = {} as DashboardSession;
+  beforeAll(async () => {
+    session.t = await startDashboardApp(env);
+    session.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await session.browser?.close();
+    await session.t?.close();
+  });
+  beforeEach(async () => {
+    session.context = await newContext(session.browser);
+    session.page = await session.context.newPage();
+  });
+  afterEach(() => session.context.close());
+  return session;
+}
