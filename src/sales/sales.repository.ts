@@ -6,6 +6,7 @@ import { Cents, cents } from '../domain/money';
 import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
+import { containsPattern, createdRangePage } from '../database/list-queries';
 
 export interface SaleFilters {
   status?: SaleStatus;
@@ -229,21 +230,14 @@ export class SalesRepository {
     if (filters.status) query.andWhere('s.status = :status', { status: filters.status });
     if (filters.paymentMethod) query.andWhere('s.payment_method = :method', { method: filters.paymentMethod });
     if (filters.search) {
-      const pattern = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const pattern = containsPattern(filters.search);
       const id = /^\d{1,9}$/.test(filters.search) ? Number(filters.search) : -1;
       query.andWhere(
         '(s.customer_name ILIKE :pattern OR s.customer_email ILIKE :pattern OR s.customer_document_number ILIKE :pattern OR s.id = :id)',
         { pattern, id },
       );
     }
-    if (filters.createdFrom) query.andWhere('s.created_at >= :from', { from: filters.createdFrom });
-    if (filters.createdBefore) query.andWhere('s.created_at < :before', { before: filters.createdBefore });
-    const [rows, total] = await query
-      .orderBy('s.id', 'DESC')
-      .skip((page - 1) * limit)
-      .take(limit)
-      .getManyAndCount();
-    return { rows, total };
+    return createdRangePage(query, filters, page, limit);
   }
 
   /** Amount and count of the seller's sales PAGO now, by the Brazilian day (UTC-3) they were paid, from `since` on. */

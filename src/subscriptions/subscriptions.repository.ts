@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { SubscriptionStatus } from '../domain/subscription-status';
 import { SubscriptionEntity } from './entities/subscription.entity';
+import { containsPattern, createdRangePage } from '../database/list-queries';
 
 export interface SubscriptionFilters {
   status?: SubscriptionStatus;
@@ -46,17 +47,10 @@ export class SubscriptionsRepository {
     const query = this.dataSource.getRepository(SubscriptionEntity).createQueryBuilder('s').where('s.seller_id = :sellerId', { sellerId });
     if (filters.status) query.andWhere('s.status = :status', { status: filters.status });
     if (filters.search) {
-      const pattern = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const pattern = containsPattern(filters.search);
       query.andWhere('(s.customer_email ILIKE :pattern OR s.customer_name ILIKE :pattern)', { pattern });
     }
-    if (filters.createdFrom) query.andWhere('s.created_at >= :from', { from: filters.createdFrom });
-    if (filters.createdBefore) query.andWhere('s.created_at < :before', { before: filters.createdBefore });
-    const [rows, total] = await query
-      .orderBy('s.id', 'DESC')
-      .skip((page - 1) * limit)
-      .take(limit)
-      .getManyAndCount();
-    return { rows, total };
+    return createdRangePage(query, filters, page, limit);
   }
 
   /** What the metrics need of every subscription of the seller. */
