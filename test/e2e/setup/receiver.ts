@@ -23,6 +23,9 @@ export class Receiver {
   private alwaysStatus: number | null = null;
   /** How long each answer waits, in milliseconds: a slow endpoint keeps deliveries in flight. */
   delayMs = 0;
+  /** While true, answers due are held back instead of written (see `hold`). */
+  private holding = false;
+  private readonly held: Array<() => void> = [];
   private server: Server;
   url = '';
 
@@ -42,16 +45,32 @@ export class Receiver {
         const rawBody = Buffer.concat(chunks).toString('utf8');
         const received = { path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) };
         this.arrived.push(received);
-        setTimeout(() => {
+        const answer = () => {
           if (response.destroyed) return; // the sender went away before the answer: arrived, never acknowledged
           response.writeHead(status, { 'Content-Type': 'text/plain' }).end(String(status));
           if (status >= 200 && status < 300) this.received.push(received);
-        }, this.delayMs);
+        };
+        setTimeout(() => (this.holding ? this.held.push(answer) : answer()), this.delayMs);
       });
     });
     this.server.listen(port, '127.0.0.1');
     await once(this.server, 'listening');
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /**
+   * Stops answering: every answer falls due is kept back, so what has arrived and is not in `received`
+   * stays unacknowledged for as long as the hold lasts (a sender about to be killed never reads it).
+   */
+  hold(): void {
+    this.holding = true;
+  }
+
+  /** Ends a hold. With `answerHeld` false, the answers kept back are never written (their senders are gone). */
+  release(answerHeld: boolean): void {
+    this.holding = false;
+    const held = this.held.splice(0);
+    if (answerHeld) for (const answer of held) answer();
   }
 
   /** The next `count` requests are answered `status` (and not recorded as received). */
