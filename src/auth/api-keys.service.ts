@@ -20,6 +20,10 @@ export interface KeyPairView {
 
 const PUBLIC_KEY_PATTERN = /^pk_[A-Za-z0-9_-]{16,60}$/;
 const PRIVATE_KEY_PATTERN = /^sk_[A-Za-z0-9_-]{16,60}$/;
+/** A pair's last use is written at most this often (per instance). */
+const LAST_USE_PERIOD_MS = 60_000;
+/** Pairs whose last write this instance remembers; the oldest is forgotten first. */
+const MAX_TOUCHES_REMEMBERED = 10_000;
 
 /** Issues, revokes and checks API key pairs (spec §5). */
 @Injectable()
@@ -28,6 +32,9 @@ export class ApiKeysService {
     private readonly keys: ApiKeysRepository,
     private readonly cache: ApiKeyCache,
   ) {}
+
+  /** When this instance last marked each pair used (or learnt that another had), by key id. */
+  private readonly lastTouch = new Map<number, number>();
 
   /** A new pair for the seller. The private key is returned once; only its hash is stored. */
   async issue(sellerId: number, manager?: EntityManager): Promise<KeyPair> {
@@ -78,8 +85,25 @@ export class ApiKeysService {
       throw new DomainError('FORBIDDEN', 'This account is blocked');
     }
     // At most one write a minute per pair, and only for a pair that just authenticated.
-    if (key.lastUseStale) await this.keys.touchLastUsed(key.id);
+    if (this.lastUseDue(key)) await this.keys.touchLastUsed(key.id);
     return key.sellerId;
+  }
+
+  /**
+   * Whether this request should mark the pair used. A cached pair keeps the `lastUseStale` it was read
+   * with, so the minute is counted here: from the last write, or from the read that found a recent one.
+   * The time is taken before the write, so that a burst of one pair's requests writes once.
+   */
+  private lastUseDue(key: ActiveKeyWithSeller): boolean {
+    const now = Date.now();
+    const last = this.lastTouch.get(key.id);
+    const due = last === undefined ? key.lastUseStale : now - last >= LAST_USE_PERIOD_MS;
+    if (due || last === undefined) {
+      this.lastTouch.delete(key.id);
+      if (this.lastTouch.size >= MAX_TOUCHES_REMEMBERED) this.lastTouch.delete(this.lastTouch.keys().next().value as number);
+      this.lastTouch.set(key.id, now);
+    }
+    return due;
   }
 
   /** The unrevoked pair with its seller's blocked flag: from the cache, else from PostgreSQL (then cached). */
