@@ -1,32 +1,81 @@
-import { logMask, maskRequestForLog, requestIdFor } from './logging.module';
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { logMask, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
 
 const ADMIN_TOKEN = 'admin-token-0123456789';
 const mask = logMask([ADMIN_TOKEN, null]);
 
-describe('the logged request', () => {
-  it('masks a private key or postback secret wherever a client put it: a swapped header, glued to a word, percent-encoded, a path id', () => {
+describe('the logged URL', () => {
+  it('masks a private key or postback secret wherever a client put it: a path id, glued to a word, percent-encoded', () => {
     const key = 'sk_Zk3v9Qm1AbCdEfGhIjKlMn';
-    const logged = maskRequestForLog(
-      {
-        url: `/api/transactions/${key}?token=%73k_Zk3v9Qm1AbCdEfGhIjKlMn`,
-        params: { id: key },
-        query: { token: key, list: [`whsec_q8WAbCdEfGhIjKl`] },
-        headers: { 'x-api-public-key': key, 'idempotency-key': `order_${key}`, 'user-agent': 'curl/8' },
-      },
-      mask,
+    expect(maskUrlForLog(`/api/transactions/${key}?token=%73k_Zk3v9Qm1AbCdEfGhIjKlMn&w=order_whsec_q8WAbCdEfGhIjKl`, mask)).toBe(
+      '/api/transactions/[redacted]?token=[redacted]&w=order_[redacted]',
     );
-    expect(JSON.stringify(logged)).not.toMatch(/Zk3v9Qm1|q8WAbCd/);
-    expect(logged.headers).toEqual({ 'x-api-public-key': '[redacted]', 'idempotency-key': 'order_[redacted]', 'user-agent': 'curl/8' });
+    expect(maskUrlForLog(`/api/transactions/${key}?bad=%E0%A4%A`, mask)).toBe('/api/transactions/[redacted]?bad=%E0%A4%A');
   });
 
-  it('masks card numbers (Luhn-valid runs of 12 to 19 digits) and the literal secrets it is given, and keeps other numbers', () => {
-    const logged = maskRequestForLog({ url: `/api/subscriptions?search=5555555555554444&token=${ADMIN_TOKEN}&at=1795438501210`, query: {}, headers: {} }, mask);
-    expect(logged.url).toBe('/api/subscriptions?search=[redacted]&token=[redacted]&at=1795438501210');
+  it('masks card numbers (Luhn-valid runs of 12 to 19 digits), invitation tokens and the literal secrets it is given, and keeps other numbers', () => {
+    expect(maskUrlForLog(`/api/subscriptions?search=5555555555554444&token=${ADMIN_TOKEN}&at=1795438501210`, mask)).toBe(
+      '/api/subscriptions?search=[redacted]&token=[redacted]&at=1795438501210',
+    );
+    expect(maskUrlForLog('/dashboard/invitation/q8WAbCdEfGhIjKlq8WAbCdEfGhIjKl', mask)).toBe('/dashboard/invitation/[redacted]');
   });
 
   it('leaves a public key and ordinary values as they are', () => {
-    const request = { url: '/api/seller', query: {}, headers: { 'x-api-public-key': 'pk_Zk3v9Qm1AbCdEfGhIjKlMn' } };
-    expect(maskRequestForLog(request, mask)).toEqual(request);
+    expect(maskUrlForLog('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2', mask)).toBe('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2');
+  });
+});
+
+describe('the request line', () => {
+  function harness() {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    });
+    const middleware = requestLogMiddleware(pino({ level: 'info' }, sink), mask);
+    const serve = (method: string, url: string, status: number, headers: Record<string, string> = {}) => {
+      const request = Object.assign(new EventEmitter(), { method, url, originalUrl: url, headers }) as never as Parameters<typeof middleware>[0];
+      const sent: Record<string, string> = {};
+      const response = Object.assign(new EventEmitter(), { statusCode: status, setHeader: (name: string, value: string) => (sent[name] = value) });
+      let nextCalled = false;
+      middleware(request, response as never, () => (nextCalled = true));
+      return { request: request as unknown as { id: string }, response, sent, nextCalled };
+    };
+    return { lines, serve };
+  }
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('writes one line when the response is sent, with the id also set on the request and echoed, the masked URL, the status and the time', async () => {
+    const { lines, serve } = harness();
+    const served = serve('GET', '/api/transactions/5555555555554444', 200, { 'x-request-id': 'req-1' });
+    expect(served.nextCalled).toBe(true);
+    expect(lines).toEqual([]);
+    served.response.emit('finish');
+    served.response.emit('close');
+    await settle();
+    expect(served.request.id).toBe('req-1');
+    expect(served.sent['X-Request-Id']).toBe('req-1');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, req: { id: 'req-1', method: 'GET', url: '/api/transactions/[redacted]' }, res: { statusCode: 200 }, responseTime: expect.any(Number), msg: 'request completed' }),
+    ]);
+  });
+
+  it('writes refusals at warn, failures at error, a connection closed before the answer too, and never the readiness probe', async () => {
+    const { lines, serve } = harness();
+    serve('POST', '/api/sales', 400).response.emit('finish');
+    serve('GET', '/api/seller', 500).response.emit('finish');
+    serve('GET', '/api/seller', 200).response.emit('close');
+    serve('GET', '/health', 200).response.emit('finish');
+    await settle();
+    expect(lines.map((line) => [line.level, (line.req as { url: string }).url, line.msg])).toEqual([
+      [40, '/api/sales', 'request completed'],
+      [50, '/api/seller', 'request errored'],
+      [30, '/api/seller', 'request completed'],
+    ]);
   });
 
   it('takes the caller\'s X-Request-Id only when it holds nothing to mask', () => {
