@@ -9,6 +9,7 @@ import { AddProviderReferences1795370000000 } from './1795370000000-AddProviderR
 import { CreateSubscriptions1795380000000 } from './1795380000000-CreateSubscriptions';
 import { AddOutboxRetentionIndex1795390000000 } from './1795390000000-AddOutboxRetentionIndex';
 import { CreateDashboardAccess1795410000000 } from './1795410000000-CreateDashboardAccess';
+import { AddSubscriptionBillingDueIndexes1795425000000 } from './1795425000000-AddSubscriptionBillingDueIndexes';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   CreateSubscriptions1795380000000,
   AddOutboxRetentionIndex1795390000000,
   CreateDashboardAccess1795410000000,
+  AddSubscriptionBillingDueIndexes1795425000000,
 ];

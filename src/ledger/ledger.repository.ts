@@ -34,7 +34,7 @@ export class LedgerRepository {
     // One round trip when the row exists (every seller opens it when created); created first otherwise.
     let [row] = await lock();
     if (!row) {
-      await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
+      await this.createBalance(sellerId, manager);
       [row] = await lock();
     }
     return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
@@ -54,18 +54,67 @@ export class LedgerRepository {
     await manager.query(`INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING`, [sellerId]);
   }
 
-  async append(entries: Array<Partial<LedgerEntryEntity>>, manager: EntityManager): Promise<void> {
-    await manager.getRepository(LedgerEntryEntity).insert(entries);
+  /**
+   * Moves the cached balance by the given amounts (the CHECK keeps blocked from going negative), locking
+   * its row until the transaction ends; the row is created first if the seller has none yet.
+   */
+  async addToBalance(sellerId: number, availableCents: number, blockedCents: number, manager: EntityManager): Promise<BalanceRow> {
+    const add = async () => {
+      const [rows]: [Array<{ available_cents: string; blocked_cents: string }>] = await manager.query(
+        `UPDATE balances SET available_cents = available_cents + $2, blocked_cents = blocked_cents + $3, updated_at = now()
+          WHERE seller_id = $1 RETURNING available_cents, blocked_cents`,
+        [sellerId, availableCents, blockedCents],
+      );
+      return rows[0];
+    };
+    let row = await add();
+    if (!row) {
+      await this.createBalance(sellerId, manager);
+      row = await add();
+    }
+    return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
   }
 
-  /** Moves the cached balance by the given amounts (the CHECK keeps blocked from going negative). */
-  async addToBalance(sellerId: number, availableCents: number, blockedCents: number, manager: EntityManager): Promise<BalanceRow> {
-    const [rows]: [Array<{ available_cents: string; blocked_cents: string }>] = await manager.query(
-      `UPDATE balances SET available_cents = available_cents + $2, blocked_cents = blocked_cents + $3, updated_at = now()
-        WHERE seller_id = $1 RETURNING available_cents, blocked_cents`,
-      [sellerId, availableCents, blockedCents],
+  /**
+   * The balances rows of these sellers, created at zero where missing, locked until the transaction
+   * ends, in seller order (so that two batches never wait on each other's rows in a cycle).
+   */
+  async lockBalances(sellerIds: number[], manager: EntityManager): Promise<void> {
+    if (sellerIds.length === 0) return;
+    const sorted = [...new Set(sellerIds)].sort((a, b) => a - b);
+    const lock = async () =>
+      ((await manager.query(`SELECT seller_id FROM balances WHERE seller_id = ANY($1::int[]) ORDER BY seller_id FOR UPDATE`, [sorted])) as unknown[]).length;
+    if ((await lock()) === sorted.length) return;
+    await manager.query(`INSERT INTO balances (seller_id) SELECT unnest($1::int[]) ORDER BY 1 ON CONFLICT (seller_id) DO NOTHING`, [sorted]);
+    await lock();
+  }
+
+  /** Appends many entries in one statement, in the order given. */
+  async appendMany(entries: Array<Pick<LedgerEntryEntity, 'sellerId' | 'account' | 'amountCents' | 'kind' | 'referenceType' | 'referenceId'>>, manager: EntityManager): Promise<void> {
+    if (entries.length === 0) return;
+    await manager.query(
+      `INSERT INTO ledger_entries (seller_id, account, amount_cents, kind, reference_type, reference_id)
+       SELECT * FROM unnest($1::int[], $2::varchar[], $3::bigint[], $4::varchar[], $5::varchar[], $6::bigint[])`,
+      [
+        entries.map((e) => e.sellerId),
+        entries.map((e) => e.account),
+        entries.map((e) => e.amountCents),
+        entries.map((e) => e.kind),
+        entries.map((e) => e.referenceType),
+        entries.map((e) => e.referenceId),
+      ],
     );
-    return { availableCents: cents(Number(rows[0].available_cents)), blockedCents: cents(Number(rows[0].blocked_cents)) };
+  }
+
+  /** Moves the cached balances of many sellers by their amounts, in one statement (rows locked by lockBalances first). */
+  async addToBalances(moves: Array<{ sellerId: number; availableCents: number; blockedCents: number }>, manager: EntityManager): Promise<void> {
+    if (moves.length === 0) return;
+    await manager.query(
+      `UPDATE balances b SET available_cents = b.available_cents + v.available, blocked_cents = b.blocked_cents + v.blocked, updated_at = now()
+         FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS v(seller_id, available, blocked)
+        WHERE b.seller_id = v.seller_id`,
+      [moves.map((m) => m.sellerId), moves.map((m) => m.availableCents), moves.map((m) => m.blockedCents)],
+    );
   }
 
   /** Sellers whose cached balance differs from the sum of their entries. */

@@ -20,6 +20,20 @@ export interface BalanceView {
   updatedAt: Date;
 }
 
+/** The ledger entries of a posting: one per non-zero movement. */
+function entriesOf(posting: LedgerPosting) {
+  return posting.effect.movements
+    .filter((movement) => movement.amountCents !== 0)
+    .map((movement) => ({
+      sellerId: posting.sellerId,
+      account: movement.account,
+      amountCents: movement.amountCents,
+      kind: posting.effect.kind,
+      referenceType: posting.referenceType,
+      referenceId: String(posting.referenceId),
+    }));
+}
+
 /**
  * The owner of the ledger and of the balances table: every movement is an append-only entry, and the
  * cached balances row moves by the same amounts in the same transaction, under a row lock.
@@ -28,24 +42,41 @@ export interface BalanceView {
 export class LedgerService {
   constructor(private readonly ledger: LedgerRepository) {}
 
-  /** Inside the caller's transaction: locks the seller's balance, appends the entries, moves the balance. */
+  /**
+   * Inside the caller's transaction: appends the entries, then moves the balance by the same amounts.
+   * The balance row is locked by that UPDATE, the last statement before the caller's commit, so a
+   * seller's concurrent sales wait on each other for one round trip rather than for the whole posting.
+   * A debit that must not overdraw is checked by its caller under `lockBalance` first (withdrawals).
+   */
   async post(manager: EntityManager, posting: LedgerPosting): Promise<BalanceAfter> {
-    const current = await this.ledger.lockBalance(posting.sellerId, manager);
-    const movements = posting.effect.movements.filter((movement) => movement.amountCents !== 0);
-    if (movements.length === 0) return current;
-    await this.ledger.append(
-      movements.map((movement) => ({
-        sellerId: posting.sellerId,
-        account: movement.account,
-        amountCents: movement.amountCents,
-        kind: posting.effect.kind,
-        referenceType: posting.referenceType,
-        referenceId: String(posting.referenceId),
-      })),
+    const entries = entriesOf(posting);
+    if (entries.length === 0) return this.ledger.lockBalance(posting.sellerId, manager);
+    await this.ledger.appendMany(entries, manager);
+    const sum = (account: LedgerAccount) => entries.filter((e) => e.account === account).reduce((total, e) => total + e.amountCents, 0);
+    return this.ledger.addToBalance(posting.sellerId, sum('AVAILABLE'), sum('BLOCKED'), manager);
+  }
+
+  /**
+   * Many postings at once (a billing batch), inside the caller's transaction, with the same result as
+   * `post` for each in turn: the sellers' balances locked (in seller order, created at zero if missing),
+   * every non-zero movement appended as an entry, and each seller's balance moved once by its sums.
+   */
+  async postMany(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
+    if (postings.length === 0) return;
+    await this.ledger.lockBalances(
+      postings.map((posting) => posting.sellerId),
       manager,
     );
-    const sum = (account: LedgerAccount) => movements.filter((m) => m.account === account).reduce((total, m) => total + m.amountCents, 0);
-    return this.ledger.addToBalance(posting.sellerId, sum('AVAILABLE'), sum('BLOCKED'), manager);
+    const entries = postings.flatMap(entriesOf);
+    await this.ledger.appendMany(entries, manager);
+    const sums = new Map<number, { sellerId: number; availableCents: number; blockedCents: number }>();
+    for (const entry of entries) {
+      const sum = sums.get(entry.sellerId) ?? { sellerId: entry.sellerId, availableCents: 0, blockedCents: 0 };
+      if (entry.account === 'AVAILABLE') sum.availableCents += entry.amountCents;
+      else sum.blockedCents += entry.amountCents;
+      sums.set(entry.sellerId, sum);
+    }
+    await this.ledger.addToBalances([...sums.values()], manager);
   }
 
   /** The seller's balance, locked until the caller's transaction ends (for checks before a debit). */

@@ -109,6 +109,22 @@ export class NotificationsService {
     );
   }
 
+  /** Many transaction.status_changed postbacks (a billing batch), in the caller's transaction, in one statement. */
+  async enqueueSaleStatusChanges<T>(manager: EntityManager, changes: Array<StatusChange<T>>): Promise<void> {
+    await this.notifications.insertEvents(
+      changes.map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change)),
+      manager,
+    );
+  }
+
+  /** Many subscription.status_changed postbacks (a billing batch), in the caller's transaction, in one statement. */
+  async enqueueSubscriptionStatusChanges<T>(manager: EntityManager, changes: Array<StatusChange<T>>): Promise<void> {
+    await this.notifications.insertEvents(
+      changes.map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change)),
+      manager,
+    );
+  }
+
   private async enqueuePostback<T>(
     manager: EntityManager,
     channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK',
@@ -116,28 +132,7 @@ export class NotificationsService {
     aggregateKey: string,
     change: StatusChange<T>,
   ): Promise<void> {
-    const eventId = randomUUID();
-    await this.notifications.insertEvents(
-      [
-        {
-          eventId,
-          sellerId: change.sellerId,
-          channel,
-          aggregateKey,
-          url: change.url,
-          signed: true,
-          payload: {
-            id: eventId,
-            type,
-            previousStatus: change.previousStatus,
-            status: change.status,
-            changedAt: change.changedAt.toISOString(),
-            data: change.data as unknown,
-          },
-        },
-      ],
-      manager,
-    );
+    await this.notifications.insertEvents([postbackEvent(channel, type, aggregateKey, change)], manager);
   }
 
   /**
@@ -285,4 +280,25 @@ export class NotificationsService {
       throw new DomainError('NOT_FOUND', `Seller ${sellerId} has no webhook ${webhookId}`);
     }
   }
+}
+
+/** The outbox row of a signed postback (platform.md §5): `{id, type, previousStatus, status, changedAt, data}`. */
+function postbackEvent<T>(channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK', type: string, aggregateKey: string, change: StatusChange<T>): Partial<OutboxEventEntity> {
+  const eventId = randomUUID();
+  return {
+    eventId,
+    sellerId: change.sellerId,
+    channel,
+    aggregateKey,
+    url: change.url,
+    signed: true,
+    payload: {
+      id: eventId,
+      type,
+      previousStatus: change.previousStatus,
+      status: change.status,
+      changedAt: change.changedAt.toISOString(),
+      data: change.data as unknown,
+    },
+  };
 }

@@ -23,6 +23,8 @@ export interface SubscriptionSaleHook {
   summary(subscriptionId: number, manager?: EntityManager): Promise<SaleSubscriptionResponse | null>;
   /** In the move's transaction, after a sale that charges a subscription changed status. */
   saleMoved(manager: EntityManager, sale: SaleEntity, previous: SaleStatus, now: Date): Promise<void>;
+  /** In the moves' transaction, after many sales that charge subscriptions changed status (a billing batch): saleMoved for each, at once. */
+  salesMoved(manager: EntityManager, moves: Array<{ sale: SaleEntity; previous: SaleStatus }>, now: Date): Promise<void>;
 }
 
 @Injectable()

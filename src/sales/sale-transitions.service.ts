@@ -2,18 +2,17 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { addDays } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
-import { FeeSchedule, saleFees } from '../domain/fees';
-import { Cents, cents } from '../domain/money';
-import { reserveReleaseEffect, saleLedgerEffect } from '../domain/sale-ledger';
-import { nextSaleStatus, SaleEvent } from '../domain/sale-status';
+import { FeeSchedule } from '../domain/fees';
+import { reserveReleaseEffect } from '../domain/sale-ledger';
+import { planSaleMove } from '../domain/sale-move';
+import { SaleEvent } from '../domain/sale-status';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
 import { chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
 import { SellerService } from '../seller/seller.service';
 import { TransactionResponse } from './dto/sale.response';
-import { ReversalReason, SaleEntity } from './entities/sale.entity';
+import { SaleEntity } from './entities/sale.entity';
 import { toTransaction } from './sale.presenter';
 import { SaleHooks } from './sale-hooks';
 import { SalesRepository } from './sales.repository';
@@ -21,11 +20,6 @@ import { SalesRepository } from './sales.repository';
 /** Rows one scheduler pass handles per kind of work. */
 const BATCH = 500;
 
-const REVERSAL_REASONS: Partial<Record<SaleEvent, ReversalReason>> = {
-  REFUNDED: 'REFUNDED',
-  CHARGEBACK_CONFIRMED: 'CHARGEBACK_CONFIRMED',
-  MED_LOST: 'MED_LOST',
-};
 
 const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent> = {
   APPROVED: 'ACQUIRER_APPROVED',
@@ -72,35 +66,13 @@ export class SaleTransitionsService {
    */
   async move(manager: EntityManager, sale: SaleEntity, event: SaleEvent, context: MoveContext, extra: Partial<SaleEntity> = {}): Promise<SaleEntity> {
     const { now, fees: schedule } = context;
-    const next = nextSaleStatus(sale.status, event, sale.paymentMethod);
-    const changes: Partial<SaleEntity> & { status: typeof next } = { ...extra, status: next };
-
-    let netAmountCents = sale.netAmountCents ?? cents(0);
-    let reserveHeldCents: Cents = sale.reserveSettledAt === null ? (sale.reserveAmountCents ?? cents(0)) : cents(0);
-    if (event === 'PAYMENT_CONFIRMED' || event === 'ACQUIRER_APPROVED') {
-      const fees = saleFees(sale.amountCents, sale.paymentMethod, schedule);
-      netAmountCents = fees.netAmountCents;
-      reserveHeldCents = fees.reserveAmountCents;
-      Object.assign(changes, {
-        systemFeeCents: fees.systemFeeCents,
-        netAmountCents: fees.netAmountCents,
-        reserveAmountCents: fees.reserveAmountCents,
-        completedAt: now,
-        reserveReleaseDueAt: fees.reserveAmountCents > 0 ? addDays(now, schedule.cardReserveDays) : null,
-        reserveSettledAt: fees.reserveAmountCents > 0 ? null : now,
-      });
-    }
-    const reversal = REVERSAL_REASONS[event];
-    if (reversal) {
-      changes.reversalReason = reversal;
-      if (reserveHeldCents > 0) changes.reserveSettledAt = now;
-    }
+    const { next, columns, effect } = planSaleMove(sale, event, schedule, now);
+    const changes: Partial<SaleEntity> & { status: typeof next } = { ...extra, ...columns, status: next };
 
     if (!(await this.sales.updateStatusIfCurrent(sale.id, sale.status, changes, manager))) {
       throw new DomainError('CONFLICT', `Sale ${sale.id} was changed by another request; retry`);
     }
     const moved: SaleEntity = { ...sale, ...changes };
-    const effect = saleLedgerEffect(event, { netAmountCents, reserveHeldCents, chargebackFineCents: schedule.chargebackFineCents });
     if (effect) {
       await this.ledger.post(manager, { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: sale.id, effect });
     }
@@ -218,9 +190,91 @@ export class SaleTransitionsService {
       return true;
     });
   }
+
+  // ---- batches (the subscription billing) ----
+
+  /**
+   * Many moves in the caller's transaction, with the same result as `move` for each in turn (the
+   * domain's planSaleMove decides each): the sales saved by conditional multi-row updates with their
+   * status lines, the balance effects posted at once (LedgerService.postMany), the subscriptions told
+   * (SaleHooks.salesMoved), the postbacks written in one statement. Throws CONFLICT, and so rolls the
+   * caller back, if any sale was moved by someone else first. The sales as they are afterwards, in the
+   * order given.
+   */
+  async moveMany(manager: EntityManager, moves: Array<{ sale: SaleEntity; event: SaleEvent; extra?: Partial<SaleEntity> }>, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<SaleEntity[]> {
+    if (moves.length === 0) return [];
+    const planned = moves.map(({ sale, event, extra }) => {
+      const plan = planSaleMove(sale, event, scheduleOf(schedules, sale.sellerId), now);
+      const changes: Partial<SaleEntity> & { status: SaleEntity['status'] } = { ...extra, ...plan.columns, status: plan.next };
+      return { sale, plan, changes, moved: { ...sale, ...changes } as SaleEntity };
+    });
+    const saved = await this.sales.updateStatusesIfCurrent(
+      planned.map(({ sale, changes }) => ({ id: sale.id, expected: sale.status, changes })),
+      manager,
+    );
+    const lost = planned.find(({ sale }) => !saved.has(sale.id));
+    if (lost) throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
+    await this.ledger.postMany(
+      manager,
+      planned.flatMap(({ sale, plan }) => (plan.effect ? [{ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect }] : [])),
+    );
+    const charges = planned.filter(({ sale }) => sale.subscriptionId !== null);
+    if (charges.length > 0) await this.hooks.subscriptions.salesMoved(manager, charges.map(({ sale, moved }) => ({ sale: moved, previous: sale.status })), now);
+    const announced = planned.filter(({ sale }) => sale.postbackUrl);
+    const items = await this.sales.itemsOfMany(announced.map(({ sale }) => sale.id), manager);
+    await this.notifications.enqueueSaleStatusChanges(
+      manager,
+      announced.map(({ sale, moved }) => ({
+        sellerId: sale.sellerId,
+        resourceId: sale.id,
+        url: sale.postbackUrl as string,
+        previousStatus: sale.status,
+        status: moved.status,
+        changedAt: now,
+        data: toTransaction(moved, items.get(sale.id) ?? []),
+      })),
+    );
+    return planned.map(({ moved }) => moved);
+  }
+
+  /**
+   * The acquirer's answers to many card charges in one transaction (the second commit around a billing
+   * batch's charges), with the same result as applyChargeOutcome for each: the sales locked, those
+   * EM_PROCESSAMENTO moved by their answers at once (moveMany), any other one by applyCharge (a sale the
+   * recovery job already marked FALHA is paid by a late approval; one already resolved is left). If it
+   * fails nothing is applied, and the caller may apply the answers one by one.
+   */
+  async applyChargeOutcomes(outcomes: Array<{ saleId: number; charge: ChargeResult }>, schedules: ReadonlyMap<number, FeeSchedule>, now: Date): Promise<SaleEntity[]> {
+    if (outcomes.length === 0) return [];
+    const charges = new Map(outcomes.map((outcome) => [outcome.saleId, outcome.charge]));
+    return this.dataSource.transaction(async (manager) => {
+      const sales = await this.sales.findByIdsForUpdate([...charges.keys()], manager);
+      const processing = sales.filter((sale) => sale.status === 'EM_PROCESSAMENTO');
+      const moved = await this.moveMany(
+        manager,
+        processing.map((sale) => {
+          const charge = charges.get(sale.id) as ChargeResult;
+          return { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId } };
+        }),
+        now,
+        schedules,
+      );
+      const others: SaleEntity[] = [];
+      for (const sale of sales.filter((s) => s.status !== 'EM_PROCESSAMENTO')) {
+        others.push(await this.applyCharge(manager, sale, charges.get(sale.id) as ChargeResult, { now, fees: scheduleOf(schedules, sale.sellerId) }));
+      }
+      return [...moved, ...others];
+    });
+  }
 }
 
 export function assertOwnedSale<T extends Pick<SaleEntity, 'sellerId'>>(sale: T | null, sellerId: number, saleId: number): asserts sale is T {
   if (!sale) throw new DomainError('NOT_FOUND', `Sale ${saleId} not found`);
   if (sale.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Sale ${saleId} belongs to another account`);
+}
+
+function scheduleOf(schedules: ReadonlyMap<number, FeeSchedule>, sellerId: number): FeeSchedule {
+  const schedule = schedules.get(sellerId);
+  if (!schedule) throw new Error(`No fee schedule read for seller ${sellerId}`);
+  return schedule;
 }

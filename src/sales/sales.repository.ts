@@ -6,7 +6,9 @@ import { Cents, cents } from '../domain/money';
 import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
+import { insertRows, updateRows } from '../database/bulk-rows';
 import { containsPattern, createdRangePage } from '../database/list-queries';
+import { PlainRows } from '../database/plain-rows';
 
 export interface SaleFilters {
   status?: SaleStatus;
@@ -73,7 +75,14 @@ const centsOrNull = (value: string | null): Cents | null => (value === null ? nu
 
 @Injectable()
 export class SalesRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /** The sale's hot writes (a card sale's two commits) in plain SQL. */
+  private readonly saleRows: PlainRows<SaleEntity>;
+  private readonly itemRows: PlainRows<SaleItemEntity>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.saleRows = new PlainRows(dataSource.getMetadata(SaleEntity));
+    this.itemRows = new PlainRows(dataSource.getMetadata(SaleItemEntity));
+  }
 
   /** A new sale id from the sequence, taken before the provider is asked for the sale's PIX code or boleto. */
   async nextId(): Promise<number> {
@@ -81,16 +90,15 @@ export class SalesRepository {
     return Number(row.id);
   }
 
-  /** Writes the sale under the id taken by nextId, with its items. */
+  /** Writes the sale under the id taken by nextId, with its items; the sale as stored (RETURNING *, no re-read). */
   async insert(sale: Partial<SaleEntity> & { id: number }, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity> {
-    const sales = manager.getRepository(SaleEntity);
-    await sales.insert(sales.create(sale) as QueryDeepPartialEntity<SaleEntity>);
-    const id = sale.id;
-    await this.recordStatus(id, null, sale.status as SaleStatus, manager);
-    await manager
-      .getRepository(SaleItemEntity)
-      .insert(items.map((item, position) => ({ ...item, saleId: id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
-    return sales.findOneByOrFail({ id });
+    const stored = await this.saleRows.insert(manager, sale);
+    await this.recordStatus(sale.id, null, stored.status, manager);
+    await this.itemRows.insertMany(
+      manager,
+      items.map((item, position) => ({ ...item, saleId: sale.id, position })),
+    );
+    return stored;
   }
 
   /** Writes the sale and its items unless a sale with its (subscription, period, attempt) exists; null then. */
@@ -161,14 +169,9 @@ export class SalesRepository {
   }
 
   /** The sale locked for this transaction (SELECT … FOR UPDATE), with its card token. */
-  findByIdForUpdate(id: number, manager: EntityManager): Promise<SaleEntity | null> {
-    return manager
-      .getRepository(SaleEntity)
-      .createQueryBuilder('sale')
-      .addSelect('sale.cardToken')
-      .where('sale.id = :id', { id })
-      .setLock('pessimistic_write')
-      .getOne();
+  async findByIdForUpdate(id: number, manager: EntityManager): Promise<SaleEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sales WHERE id = $1 FOR UPDATE', [id]);
+    return rows.length === 0 ? null : this.saleRows.hydrate(rows[0], true);
   }
 
   /** The sales with these ids, locked for this transaction, in id order (one query). */
@@ -208,13 +211,8 @@ export class SalesRepository {
     changes: Partial<SaleEntity> & { status: SaleStatus },
     manager: EntityManager,
   ): Promise<boolean> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(SaleEntity)
-      .set({ ...changes, updatedAt: () => 'now()' } as QueryDeepPartialEntity<SaleEntity>)
-      .where('id = :id AND status = :expected', { id, expected })
-      .execute();
-    if ((result.affected ?? 0) !== 1) return false;
+    const affected = await this.saleRows.update(manager, changes, ['updated_at = now()'], 'id = $1 AND status = $2', [id, expected]);
+    if (affected !== 1) return false;
     await this.recordStatus(id, expected, changes.status, manager);
     return true;
   }
@@ -305,5 +303,85 @@ export class SalesRepository {
       [ageSeconds, sellerId, limit],
     );
     return rows.map((row) => row.id);
+  }
+  // ---- batches (the subscription billing) ----
+
+  /** `count` new sale ids from the sequence, in one round trip. */
+  async nextIds(count: number): Promise<number[]> {
+    if (count === 0) return [];
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT nextval(pg_get_serial_sequence('sales', 'id')) AS id FROM generate_series(1, $1)`,
+      [count],
+    );
+    return rows.map((row) => Number(row.id));
+  }
+
+  /**
+   * Writes the sales (each under the id taken by nextIds) with their items and first status in three
+   * multi-row statements; a sale whose (subscription, period, attempt) exists already is skipped, with
+   * its items. The sales written, read back as entities, in id order.
+   */
+  async insertManyIfAbsent(
+    sales: Array<Partial<SaleEntity> & { id: number; status: SaleStatus }>,
+    itemsOf: (saleId: number) => Array<Partial<SaleItemEntity>>,
+    manager: EntityManager,
+  ): Promise<SaleEntity[]> {
+    const written = new Set((await insertRows(manager, SaleEntity, sales, { ignoreConflicts: true, returning: ['id'] })).map((row) => Number(row.id)));
+    const kept = sales.filter((sale) => written.has(sale.id));
+    if (kept.length === 0) return [];
+    await this.recordStatuses(kept.map((sale) => ({ saleId: sale.id, previous: null, status: sale.status })), manager);
+    await insertRows(
+      manager,
+      SaleItemEntity,
+      kept.flatMap((sale) => itemsOf(sale.id).map((item, position) => ({ ...item, saleId: sale.id, position }))),
+    );
+    return this.findByIds(kept.map((sale) => sale.id), manager);
+  }
+
+  /** The sales with these ids, in id order (one query). */
+  findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SaleEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager.getRepository(SaleEntity).createQueryBuilder('sale').where('sale.id IN (:...ids)', { ids }).orderBy('sale.id', 'ASC').getMany();
+  }
+
+  /**
+   * Saves many moves at once, each only if its sale is still in its `expected` status, with one line of
+   * status history each: the ids saved (a sale missing from them was moved by someone else first).
+   */
+  async updateStatusesIfCurrent(
+    moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus } }>,
+    manager: EntityManager,
+  ): Promise<Set<number>> {
+    const saved = new Set(await updateRows(manager, SaleEntity, moves.map((move) => ({ id: move.id, changes: move.changes, expectedStatus: move.expected }))));
+    await this.recordStatuses(
+      moves.filter((move) => saved.has(move.id)).map((move) => ({ saleId: move.id, previous: move.expected, status: move.changes.status })),
+      manager,
+    );
+    return saved;
+  }
+
+  /** The items of these sales by sale, each in position order (one query). */
+  async itemsOfMany(saleIds: number[], manager: EntityManager): Promise<Map<number, SaleItemEntity[]>> {
+    const items = new Map<number, SaleItemEntity[]>(saleIds.map((id) => [id, []]));
+    if (saleIds.length === 0) return items;
+    const rows = await manager
+      .getRepository(SaleItemEntity)
+      .createQueryBuilder('item')
+      .where('item.sale_id IN (:...saleIds)', { saleIds })
+      .orderBy('item.sale_id', 'ASC')
+      .addOrderBy('item.position', 'ASC')
+      .getMany();
+    for (const item of rows) items.get(item.saleId)?.push(item);
+    return items;
+  }
+
+  /** Lines of status history of many sales, in the transaction of their changes (one statement). */
+  private async recordStatuses(changes: Array<{ saleId: number; previous: SaleStatus | null; status: SaleStatus }>, manager: EntityManager): Promise<void> {
+    if (changes.length === 0) return;
+    await manager.query(
+      `INSERT INTO sale_status_changes (sale_id, previous_status, status)
+       SELECT * FROM unnest($1::int[], $2::varchar[], $3::varchar[])`,
+      [changes.map((c) => c.saleId), changes.map((c) => c.previous), changes.map((c) => c.status)],
+    );
   }
 }

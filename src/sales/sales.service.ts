@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { forEachConcurrently } from '../common/concurrency';
 import { addDays, boletoDueDate, brazilDate, endOfBrazilDay } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
+import { FeeSchedule } from '../domain/fees';
 import { Cents, cents } from '../domain/money';
 import {
   checkPaymentPermission,
@@ -271,34 +273,7 @@ export class SalesService {
    * acquirer. Null when that attempt exists already (another instance made it): the unique index decides.
    */
   async openRenewal(manager: EntityManager, renewal: RenewalSale, context: MoveContext): Promise<SaleEntity | null> {
-    const sale = await this.sales.insertIfAbsent(
-      {
-        id: renewal.saleId,
-        sellerId: renewal.sellerId,
-        status: 'PENDENTE',
-        paymentMethod: renewal.paymentMethod,
-        amountCents: renewal.amountCents,
-        installments: renewal.paymentMethod === 'CREDIT_CARD' ? 1 : null,
-        customerName: renewal.customer.name,
-        customerEmail: renewal.customer.email,
-        customerDocumentType: renewal.customer.document ? (renewal.customer.document.length > 11 ? 'cnpj' : 'cpf') : null,
-        customerDocumentNumber: renewal.customer.document,
-        customerPhone: renewal.customer.phone,
-        cardToken: renewal.card?.token ?? null,
-        cardLastFour: renewal.card?.lastFour ?? null,
-        cardBrand: renewal.card?.brand ?? null,
-        ...(renewal.document ?? {}),
-        shipping: null,
-        postbackUrl: renewal.postbackUrl,
-        tracking: {},
-        metadata: null,
-        subscriptionId: renewal.subscriptionId,
-        billingPeriod: renewal.period,
-        billingAttempt: renewal.attempt,
-      },
-      [{ title: renewal.title, unitPriceCents: renewal.amountCents, quantity: 1, tangible: false, productId: renewal.productId, planId: null, planName: null, externalId: null }],
-      manager,
-    );
+    const sale = await this.sales.insertIfAbsent(renewalSaleColumns(renewal), [renewalItem(renewal)], manager);
     if (!sale) return null;
     if (renewal.paymentMethod === 'CREDIT_CARD') return this.transitions.move(manager, sale, 'SENT_TO_ACQUIRER', context);
     if (sale.postbackUrl) {
@@ -336,6 +311,66 @@ export class SalesService {
 
   nextSaleId(): Promise<number> {
     return this.sales.nextId();
+  }
+
+  /** `count` sale ids for a billing batch, in one round trip. */
+  nextSaleIds(count: number): Promise<number[]> {
+    return this.sales.nextIds(count);
+  }
+
+  /**
+   * The renewals of a billing batch, in the caller's transaction, with the same result as openRenewal
+   * for each: every sale written PENDENTE with its item and status line (multi-row statements; one whose
+   * (subscription, period, attempt) exists already is skipped, the unique index decides), the cards
+   * sent to the acquirer (SaleTransitionsService.moveMany), the PIX renewals announced to their
+   * postbackUrl. The sales written, in id order.
+   */
+  async openRenewals(manager: EntityManager, renewals: RenewalSale[], now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<SaleEntity[]> {
+    const byId = new Map(renewals.map((renewal) => [renewal.saleId, renewal]));
+    const written = await this.sales.insertManyIfAbsent(
+      renewals.map(renewalSaleColumns),
+      (saleId) => [renewalItem(byId.get(saleId) as RenewalSale)],
+      manager,
+    );
+    const cards = written.filter((sale) => sale.paymentMethod === 'CREDIT_CARD');
+    const sent = new Map(
+      (await this.transitions.moveMany(manager, cards.map((sale) => ({ sale, event: 'SENT_TO_ACQUIRER' as const })), now, schedules)).map((sale) => [sale.id, sale]),
+    );
+    // A PIX renewal is announced to the subscription's postbackUrl: the customer has a new code to pay.
+    const announced = written.filter((sale) => sale.paymentMethod === 'PIX' && sale.postbackUrl);
+    const items = await this.sales.itemsOfMany(announced.map((sale) => sale.id), manager);
+    await this.notifications.enqueueSaleStatusChanges(
+      manager,
+      announced.map((sale) => ({
+        sellerId: sale.sellerId,
+        resourceId: sale.id,
+        url: sale.postbackUrl as string,
+        previousStatus: null,
+        status: sale.status,
+        changedAt: now,
+        data: toTransaction(sale, items.get(sale.id) ?? []),
+      })),
+    );
+    return written.map((sale) => sent.get(sale.id) ?? sale);
+  }
+
+  /**
+   * The PIX codes of a batch's renewals, from the provider (outside any transaction), each under the id
+   * its sale will have, `concurrency` asked at once: by sale id.
+   */
+  async renewalPixDocuments(
+    requests: Array<{ sellerId: number; saleId: number; amountCents: Cents; expiresAt: Date }>,
+    concurrency: number,
+  ): Promise<Map<number, PaymentDocument>> {
+    const profiles = new Map<number, Promise<SalesProfile>>();
+    const profileOf = (sellerId: number) => profiles.get(sellerId) ?? profiles.set(sellerId, this.sellers.salesProfile(sellerId)).get(sellerId) as Promise<SalesProfile>;
+    const documents = new Map<number, PaymentDocument>();
+    await forEachConcurrently(requests, concurrency, async ({ sellerId, saleId, amountCents, expiresAt }) => {
+      const profile = await profileOf(sellerId);
+      const pix = await this.provider.createPixCharge({ amountCents, txid: `SALE${saleId}`, receiverKey: null, merchantName: profile.merchantName, merchantCity: profile.merchantCity });
+      documents.set(saleId, { pixCode: pix.code, pixReceiverKey: pix.receiverKey, boletoCode: null, externalTransactionId: pix.externalId, expiresAt });
+    });
+    return documents;
   }
 
   private saleColumns(sellerId: number, request: CreateSaleDto): Partial<SaleEntity> {
@@ -381,4 +416,40 @@ function billingColumns(subscriptionId: number | null): Partial<SaleEntity> {
 
 function cardColumns(card: CardToken): Partial<SaleEntity> {
   return { cardToken: card.token, cardLastFour: card.lastFour, cardBrand: card.brand };
+}
+
+const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+
+/** The sale of a subscription's charge, as written (PENDENTE) by openRenewal and openRenewals. */
+function renewalSaleColumns(renewal: RenewalSale): Partial<SaleEntity> & { id: number; status: 'PENDENTE' } {
+  return {
+    id: renewal.saleId,
+    sellerId: renewal.sellerId,
+    status: 'PENDENTE',
+    paymentMethod: renewal.paymentMethod,
+    amountCents: renewal.amountCents,
+    installments: renewal.paymentMethod === 'CREDIT_CARD' ? 1 : null,
+    customerName: renewal.customer.name,
+    customerEmail: renewal.customer.email,
+    customerDocumentType: renewal.customer.document ? (renewal.customer.document.length > 11 ? 'cnpj' : 'cpf') : null,
+    customerDocumentNumber: renewal.customer.document,
+    customerPhone: renewal.customer.phone,
+    cardToken: renewal.card?.token ?? null,
+    cardLastFour: renewal.card?.lastFour ?? null,
+    cardBrand: renewal.card?.brand ?? null,
+    ...NO_PAYMENT_DOCUMENT,
+    ...(renewal.document ?? {}),
+    shipping: null,
+    postbackUrl: renewal.postbackUrl,
+    tracking: {},
+    metadata: null,
+    subscriptionId: renewal.subscriptionId,
+    billingPeriod: renewal.period,
+    billingAttempt: renewal.attempt,
+  };
+}
+
+/** The one item of a subscription's charge: the plan at the subscription's amount. */
+function renewalItem(renewal: RenewalSale): Partial<SaleItemEntity> {
+  return { title: renewal.title, unitPriceCents: renewal.amountCents, quantity: 1, tangible: false, productId: renewal.productId, planId: null, planName: null, externalId: null };
 }

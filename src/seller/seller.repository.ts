@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { PlainRows } from '../database/plain-rows';
 import { SellerEntity } from './entities/seller.entity';
 
 export type NewSeller = Pick<
@@ -11,7 +12,12 @@ export type NewSeller = Pick<
 
 @Injectable()
 export class SellerRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /** The seller read by id on every sale and withdrawal, in plain SQL. */
+  private readonly sellerRows: PlainRows<SellerEntity>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.sellerRows = new PlainRows(dataSource.getMetadata(SellerEntity));
+  }
 
   async insert(seller: NewSeller, manager: EntityManager = this.dataSource.manager): Promise<SellerEntity> {
     const repository = manager.getRepository(SellerEntity);
@@ -19,8 +25,9 @@ export class SellerRepository {
     return repository.findOneByOrFail({ id: identifiers[0].id as number });
   }
 
-  findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SellerEntity | null> {
-    return manager.getRepository(SellerEntity).findOneBy({ id });
+  async findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SellerEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sellers WHERE id = $1', [id]);
+    return rows.length === 0 ? null : this.sellerRows.hydrate(rows[0]);
   }
 
   findByIds(ids: number[], manager: EntityManager): Promise<SellerEntity[]> {

@@ -4,7 +4,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { SubscriptionStatus } from '../domain/subscription-status';
 import { SubscriptionEntity } from './entities/subscription.entity';
+import { updateRows } from '../database/bulk-rows';
 import { containsPattern, createdRangePage } from '../database/list-queries';
+import { addDays } from '../domain/dates';
 
 export interface SubscriptionFilters {
   status?: SubscriptionStatus;
@@ -13,6 +15,38 @@ export interface SubscriptionFilters {
   createdFrom?: Date;
   createdBefore?: Date;
 }
+
+/**
+ * The earliest date the billing sets itself on which dueBillingAction has an action for an ACTIVE,
+ * TRIALING or PAST_DUE subscription: its scheduled cancellation; while PAST_DUE, its card's next retry;
+ * otherwise, unless a PIX renewal awaits payment, its next billing date. Indexed as written here
+ * (subscriptions_billing_due_idx).
+ */
+const BILLING_DUE_AT = `LEAST(scheduled_cancellation_date,
+  CASE WHEN status = 'PAST_DUE' THEN CASE WHEN payment_method = 'CREDIT_CARD' THEN next_retry_at END
+       WHEN awaiting_payment_since IS NULL THEN next_billing_date END)`;
+
+const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND (billing_claimed_at IS NULL OR billing_claimed_at < now() - interval '1 minute')`;
+
+/**
+ * Ids of at most $5 subscriptions (of seller $2, or of all when null) with billing work due at $1, locked
+ * (SKIP LOCKED) and not leased: by BILLING_DUE_AT, by a grace period ended ($3: $1 − grace days) and by a
+ * PIX renewal overdue ($4: $1 − overdue days), each read through its index in the order it fell due.
+ */
+export const DUE_FOR_BILLING = `
+  WITH by_date AS (
+         SELECT id FROM subscriptions
+          WHERE status IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND ${BILLING_DUE_AT} <= $1 AND ${UNCLAIMED}
+          ORDER BY ${BILLING_DUE_AT} LIMIT $5 FOR UPDATE SKIP LOCKED),
+       grace_ended AS (
+         SELECT id FROM subscriptions
+          WHERE status = 'PAST_DUE' AND past_due_since <= $3 AND ${UNCLAIMED}
+          ORDER BY past_due_since LIMIT $5 FOR UPDATE SKIP LOCKED),
+       overdue AS (
+         SELECT id FROM subscriptions
+          WHERE status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NOT NULL AND awaiting_payment_since <= $4 AND ${UNCLAIMED}
+          ORDER BY awaiting_payment_since LIMIT $5 FOR UPDATE SKIP LOCKED)
+  SELECT id FROM (SELECT id FROM by_date UNION SELECT id FROM grace_ended UNION SELECT id FROM overdue) AS due ORDER BY id LIMIT $5`;
 
 @Injectable()
 export class SubscriptionsRepository {
@@ -65,26 +99,51 @@ export class SubscriptionsRepository {
 
   /**
    * Ids of subscriptions with billing work due at `now` (a renewal, a retry, a scheduled cancellation, a
-   * grace period or a PIX renewal overdue), each leased to this worker until it is released (or for a
-   * minute if the worker dies), with FOR UPDATE SKIP LOCKED so that instances share the work.
+   * grace period or a PIX renewal overdue: exactly those for which dueBillingAction answers an action),
+   * each leased to this worker until it is released (or for a minute if the worker dies), with FOR
+   * UPDATE SKIP LOCKED so that instances share the work. Each kind of date is read through its own index
+   * in the order it fell due (migration AddSubscriptionBillingDueIndexes): a claim costs the batch it
+   * takes, whatever the size of the table.
    */
   async claimDue(now: Date, sellerId: number | null, graceDays: number, overdueDays: number, limit: number): Promise<number[]> {
     const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
-      `UPDATE subscriptions SET billing_claimed_at = now()
-        WHERE id IN (
-          SELECT id FROM subscriptions
-           WHERE status IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND ($2::int IS NULL OR seller_id = $2)
-             AND (billing_claimed_at IS NULL OR billing_claimed_at < now() - interval '1 minute')
-             AND LEAST(next_billing_date, scheduled_cancellation_date, next_retry_at,
-                       past_due_since + make_interval(days => $3), awaiting_payment_since + make_interval(days => $4)) <= $1
-           ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
-      [now, sellerId, graceDays, overdueDays, limit],
+      `UPDATE subscriptions SET billing_claimed_at = now() WHERE id IN (${DUE_FOR_BILLING}) RETURNING id`,
+      [now, sellerId, addDays(now, -graceDays), addDays(now, -overdueDays), limit],
     );
     return rows.map((row) => row.id);
   }
 
   async releaseClaim(id: number): Promise<void> {
     await this.dataSource.query(`UPDATE subscriptions SET billing_claimed_at = NULL WHERE id = $1`, [id]);
+  }
+
+  // ---- batches (the billing job) ----
+
+  /** The subscriptions with these ids, with their card tokens, in id order (one query). */
+  findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager.getRepository(SubscriptionEntity).createQueryBuilder('s').addSelect('s.cardToken').where('s.id IN (:...ids)', { ids }).orderBy('s.id', 'ASC').getMany();
+  }
+
+  /** The subscriptions with these ids, with their card tokens, locked for the transaction in id order (one query). */
+  findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SubscriptionEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return manager
+      .getRepository(SubscriptionEntity)
+      .createQueryBuilder('s')
+      .addSelect('s.cardToken')
+      .where('s.id IN (:...ids)', { ids })
+      .orderBy('s.id', 'ASC')
+      .setLock('pessimistic_write')
+      .getMany();
+  }
+
+  /** Saves each subscription's own changes, in one statement per set of changed columns. */
+  async updateMany(updates: Array<{ id: number; changes: Partial<SubscriptionEntity> }>, manager: EntityManager): Promise<void> {
+    if (updates.length > 0) await updateRows(manager, SubscriptionEntity, updates);
+  }
+
+  async releaseClaims(ids: number[]): Promise<void> {
+    if (ids.length > 0) await this.dataSource.query(`UPDATE subscriptions SET billing_claimed_at = NULL WHERE id = ANY($1::int[])`, [ids]);
   }
 }

@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { forEachConcurrently } from '../common/concurrency';
 import { AppConfig } from '../config/app-config';
 import { addDays, endOfBrazilDay } from '../domain/dates';
+import { FeeSchedule } from '../domain/fees';
 import { DomainError } from '../domain/domain-error';
 import { SaleStatus } from '../domain/sale-status';
 import {
@@ -16,14 +18,14 @@ import {
   subscriptionMetrics,
   SubscriptionMetrics,
 } from '../domain/subscription-billing';
-import { canMove, nextSubscriptionStatus, SubscriptionEvent } from '../domain/subscription-status';
-import { NotificationsService } from '../notifications/notifications.service';
+import { canMove, nextSubscriptionStatus, SubscriptionEvent, SubscriptionStatus } from '../domain/subscription-status';
+import { NotificationsService, StatusChange } from '../notifications/notifications.service';
 import { chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
 import { SaleSubscriptionResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SaleHooks, SubscriptionRequest, SubscriptionSaleHook } from '../sales/sale-hooks';
 import { SaleTransitionsService } from '../sales/sale-transitions.service';
-import { SalesService } from '../sales/sales.service';
+import { PaymentDocument, RenewalSale, SalesService } from '../sales/sales.service';
 import { SellerService } from '../seller/seller.service';
 import { SubscriptionListItem, SubscriptionResponse } from './dto/subscription.response';
 import { SubscriptionQueryDto } from './dto/subscription-query.dto';
@@ -32,8 +34,15 @@ import { toSaleSubscription, toSubscription, toSubscriptionListItem } from './su
 import { SubscriptionsRepository } from './subscriptions.repository';
 
 const BATCH = 500;
+/** Claimed batches billed at once by one instance (runBilling). */
+const BATCHES_IN_FLIGHT = 2;
 /** Steps one billing pass takes for one subscription at most (a renewal, then nothing due: usually one). */
 const MAX_STEPS = 10;
+
+/** How a billing run bills renewals: together per claimed batch (the default), or one by one as every other action. */
+export interface BillingOptions {
+  batchRenewals?: boolean;
+}
 
 export interface BillingSummary {
   renewals: number;
@@ -117,53 +126,92 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
   async saleMoved(manager: EntityManager, sale: SaleEntity, previous: SaleStatus, now: Date): Promise<void> {
     const subscription = await this.subscriptions.findByIdForUpdate(sale.subscriptionId as number, manager);
     if (!subscription) return;
+    const change = this.saleChange(subscription, sale, previous, now);
+    if (change) await this.apply(manager, subscription, change.event, change.changes, now);
+  }
+
+  /**
+   * Many sales of subscriptions moved (a billing batch), with the same result as saleMoved for each in
+   * turn: the subscriptions concerned locked at once, their changes saved at once (applyMany). A batch in
+   * which a subscription would be cancelled or paused, or moved twice, is done one by one instead.
+   */
+  async salesMoved(manager: EntityManager, moves: Array<{ sale: SaleEntity; previous: SaleStatus }>, now: Date): Promise<void> {
+    const relevant = moves.filter(({ sale, previous }) => saleOutcome(sale, previous) !== null);
+    if (relevant.length === 0) return;
+    const ids = relevant.map(({ sale }) => sale.subscriptionId as number);
+    const subscriptions = new Map((await this.subscriptions.findByIdsForUpdate([...new Set(ids)], manager)).map((s) => [s.id, s]));
+    const changes = relevant.flatMap(({ sale, previous }) => {
+      const subscription = subscriptions.get(sale.subscriptionId as number);
+      const change = subscription && this.saleChange(subscription, sale, previous, now);
+      return subscription && change ? [{ subscription, ...change }] : [];
+    });
+    const oneByOne =
+      new Set(ids).size !== ids.length ||
+      changes.some(({ subscription, event }) => {
+        const next = event ? nextSubscriptionStatus(subscription.status, event) : subscription.status;
+        return next !== subscription.status && (next === 'CANCELLED' || next === 'PAUSED');
+      });
+    if (oneByOne) {
+      for (const { sale, previous } of relevant) await this.saleMoved(manager, sale, previous, now);
+      return;
+    }
+    await this.applyMany(manager, changes, now);
+  }
+
+  /** What a move of one of its sales does to the subscription (event and columns), or null when nothing. */
+  private saleChange(subscription: SubscriptionEntity, sale: SaleEntity, previous: SaleStatus, now: Date): { event: SubscriptionEvent | null; changes: Partial<SubscriptionEntity> } | null {
     const first = sale.billingPeriod === 0;
     const changes: Partial<SubscriptionEntity> = {};
     let event: SubscriptionEvent | null = null;
 
-    if (sale.status === 'PAGO' && (previous === 'PENDENTE' || previous === 'EM_PROCESSAMENTO' || previous === 'FALHA')) {
-      Object.assign(changes, {
-        successfulBillings: subscription.successfulBillings + 1,
-        failedBillings: subscription.failedBillings - (previous === 'FALHA' ? 1 : 0),
-        lastPaymentDate: now,
-        lastPaymentStatus: 'PAGO',
-      });
-      if (first && subscription.status === 'PENDING') {
-        const trial = subscription.trialDays > 0;
-        const trialEndsAt = trial ? addDays(now, subscription.trialDays) : null;
-        event = trial ? 'FIRST_PAYMENT_CONFIRMED_WITH_TRIAL' : 'FIRST_PAYMENT_CONFIRMED';
-        Object.assign(changes, { startedAt: now, trialEndsAt, periodDueAt: now, nextBillingDate: trialEndsAt ?? addCycle(now, subscription.billingCycle) });
-      } else if (!first && sale.billingPeriod === subscription.currentPeriod) {
-        if (subscription.status === 'TRIALING' || subscription.status === 'PAST_DUE') event = 'CHARGE_CONFIRMED';
-        Object.assign(changes, { pastDueSince: null, nextRetryAt: null, awaitingPaymentSince: null });
-      }
-    } else if (sale.status === 'RECUSADO' || sale.status === 'FALHA') {
-      // Either comes only from PENDENTE or EM_PROCESSAMENTO: counted once, and uncounted by a FALHA → PAGO retry above.
-      Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: sale.status });
-      const billed = subscription.status === 'PAST_DUE' || canMove(subscription.status, 'CHARGE_FAILED');
-      if (!first && billed && sale.billingPeriod === subscription.currentPeriod && subscription.periodDueAt) {
-        if (subscription.status !== 'PAST_DUE') event = 'CHARGE_FAILED';
+    switch (saleOutcome(sale, previous)) {
+      case 'PAID':
         Object.assign(changes, {
-          pastDueSince: subscription.pastDueSince ?? subscription.periodDueAt,
-          nextRetryAt: nextRetryAt(subscription.periodDueAt, subscription.periodAttempts, this.dunning),
+          successfulBillings: subscription.successfulBillings + 1,
+          failedBillings: subscription.failedBillings - (previous === 'FALHA' ? 1 : 0),
+          lastPaymentDate: now,
+          lastPaymentStatus: 'PAGO',
         });
-      } else if (first && sale.status === 'RECUSADO' && subscription.status === 'PENDING') {
-        // The first charge refused for good: the subscription never starts.
-        event = 'CANCEL';
-        Object.assign(changes, cancelledColumns(now, 'First payment refused'));
+        if (first && subscription.status === 'PENDING') {
+          const trial = subscription.trialDays > 0;
+          const trialEndsAt = trial ? addDays(now, subscription.trialDays) : null;
+          event = trial ? 'FIRST_PAYMENT_CONFIRMED_WITH_TRIAL' : 'FIRST_PAYMENT_CONFIRMED';
+          Object.assign(changes, { startedAt: now, trialEndsAt, periodDueAt: now, nextBillingDate: trialEndsAt ?? addCycle(now, subscription.billingCycle) });
+        } else if (!first && sale.billingPeriod === subscription.currentPeriod) {
+          if (subscription.status === 'TRIALING' || subscription.status === 'PAST_DUE') event = 'CHARGE_CONFIRMED';
+          Object.assign(changes, { pastDueSince: null, nextRetryAt: null, awaitingPaymentSince: null });
+        }
+        break;
+      case 'FAILED': {
+        // Either comes only from PENDENTE or EM_PROCESSAMENTO: counted once, and uncounted by a FALHA → PAGO retry above.
+        Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: sale.status });
+        const billed = subscription.status === 'PAST_DUE' || canMove(subscription.status, 'CHARGE_FAILED');
+        if (!first && billed && sale.billingPeriod === subscription.currentPeriod && subscription.periodDueAt) {
+          if (subscription.status !== 'PAST_DUE') event = 'CHARGE_FAILED';
+          Object.assign(changes, {
+            pastDueSince: subscription.pastDueSince ?? subscription.periodDueAt,
+            nextRetryAt: nextRetryAt(subscription.periodDueAt, subscription.periodAttempts, this.dunning),
+          });
+        } else if (first && sale.status === 'RECUSADO' && subscription.status === 'PENDING') {
+          // The first charge refused for good: the subscription never starts.
+          event = 'CANCEL';
+          Object.assign(changes, cancelledColumns(now, 'First payment refused'));
+        }
+        break;
       }
-    } else if (sale.status === 'CANCELADO' && previous === 'PENDENTE') {
-      Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: 'FALHA' });
-      if (first && subscription.status === 'PENDING') {
-        // The first PIX expired (or was cancelled) unpaid: the subscription never starts.
-        event = 'CANCEL';
-        Object.assign(changes, cancelledColumns(now, 'First payment not made'));
-      }
-      // A PIX renewal that expired unpaid: the grace period ends the subscription.
-    } else {
-      return;
+      case 'LAPSED':
+        Object.assign(changes, { failedBillings: subscription.failedBillings + 1, lastPaymentStatus: 'FALHA' });
+        if (first && subscription.status === 'PENDING') {
+          // The first PIX expired (or was cancelled) unpaid: the subscription never starts.
+          event = 'CANCEL';
+          Object.assign(changes, cancelledColumns(now, 'First payment not made'));
+        }
+        // A PIX renewal that expired unpaid: the grace period ends the subscription.
+        break;
+      case null:
+        return null;
     }
-    await this.apply(manager, subscription, event, changes, now);
+    return { event, changes };
   }
 
   // ---- the seller's routes ----
@@ -238,31 +286,150 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
   // ---- billing (the scheduler and the sandbox route) ----
 
   /**
-   * The billing job at `now`, for one seller or (null) for all: each subscription with work due is
-   * claimed (lease + SKIP LOCKED), then stepped until nothing more is due: scheduled cancellations, grace
-   * periods ended, PIX renewals overdue, card retries, renewals. Charges are made by the card path of
-   * sales (two commits around the acquirer); each (period, attempt) is a unique sale.
+   * The billing job at `now`, for one seller or (null) for all: subscriptions with work due are claimed
+   * a batch at a time (lease + SKIP LOCKED); the renewals due in a batch are billed together
+   * (renewBatch), and every other subscription is stepped until nothing more is due: scheduled
+   * cancellations, grace periods ended, PIX renewals overdue, card retries, renewals. Charges are made
+   * in two commits around the acquirer; each (period, attempt) is a unique sale.
    */
-  async runBilling(now: Date, sellerId: number | null): Promise<BillingSummary> {
+  async runBilling(now: Date, sellerId: number | null, options: BillingOptions = {}): Promise<BillingSummary> {
     const summary: BillingSummary = { renewals: 0, retries: 0, cancelled: 0, pastDue: 0 };
-    for (;;) {
-      const ids = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH);
-      // The claimed batch is billed by BILLING_CONCURRENCY workers: each subscription by one of them, each
-      // holding at most one connection at a time (a renewal is a chain of short round trips, mostly waiting).
-      const queue = [...ids];
-      const worker = async () => {
-        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-          try {
-            await this.bill(id, now, summary);
-          } catch (error) {
-            this.logger.error({ err: error, subscriptionId: id }, 'Billing a subscription failed; it is retried on the next pass');
-          } finally {
-            await this.subscriptions.releaseClaim(id);
-          }
+    // Each subscription is billed once per run: one whose billing failed is released, and left for the next run.
+    const seen = new Set<number>();
+    // Batches in flight at once, sharing BILLING_CONCURRENCY: while one's transactions run, the other's
+    // charges wait on the acquirer, so that the service and PostgreSQL both work. Claims never overlap.
+    const lanes = Math.min(BATCHES_IN_FLIGHT, this.billingConcurrency);
+    const concurrency = Math.floor(this.billingConcurrency / lanes);
+    const lane = async () => {
+      for (;;) {
+        const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH);
+        const ids = claimed.filter((id) => !seen.has(id));
+        try {
+          if (ids.length === 0) return;
+          ids.forEach((id) => seen.add(id));
+          const stepwise = options.batchRenewals === false ? ids : await this.renewBatch(ids, now, summary, concurrency);
+          await this.billEach(stepwise, now, summary, concurrency);
+        } finally {
+          await this.subscriptions.releaseClaims(claimed);
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(this.billingConcurrency, ids.length) }, worker));
-      if (ids.length < BATCH) return summary;
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+    return summary;
+  }
+
+  /**
+   * The subscriptions stepped one by one (every action but the batched renewals) by `concurrency`
+   * workers: each subscription by one of them, each holding at most one connection at a time.
+   */
+  private async billEach(ids: number[], now: Date, summary: BillingSummary, concurrency: number): Promise<void> {
+    await forEachConcurrently(ids, concurrency, async (id) => {
+      try {
+        await this.bill(id, now, summary);
+      } catch (error) {
+        this.logger.error({ err: error, subscriptionId: id }, 'Billing a subscription failed; it is retried on the next pass');
+      }
+    });
+  }
+
+  /**
+   * The renewals due among claimed subscriptions, billed together (issue 11) with the same result as
+   * `charge` for each: (1) one transaction re-checks them under lock, writes every renewal sale (cards
+   * sent to the acquirer, PIX announced) and moves the subscriptions to their new period; (2) outside
+   * any transaction, each card is charged with its sale's id as reference, `concurrency` at once;
+   * (3) one transaction applies every answer (sales, status history, ledger, balances, subscriptions,
+   * postbacks). A sale left between (2) and (3) is resolved by the recovery job, as a single charge is.
+   * Answers the claimed subscriptions still to be stepped one by one: those with another action due,
+   * and those with more due after their renewal (a late renewal refused may be due for its retry).
+   */
+  private async renewBatch(ids: number[], now: Date, summary: BillingSummary, concurrency: number): Promise<number[]> {
+    const claimed = await this.subscriptions.findByIds(ids);
+    const renewing = claimed.filter((subscription) => dueBillingAction(subscription, now, this.dunning)?.kind === 'RENEW');
+    if (renewing.length === 0) return ids;
+    const batched = new Set(renewing.map((subscription) => subscription.id));
+    const stepwise = ids.filter((id) => !batched.has(id));
+    const schedules = await this.sellers.feeSchedulesOf([...new Set(renewing.map((subscription) => subscription.sellerId))], this.dataSource.manager);
+    let opened: Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>;
+    try {
+      opened = await this.openRenewals(renewing, schedules, now, concurrency);
+    } catch (error) {
+      this.logger.error({ err: error, subscriptions: renewing.length }, 'Opening a batch of renewals failed; they are billed one by one');
+      return ids;
+    }
+    summary.renewals += opened.length;
+    await this.chargeRenewals(opened, schedules, now, concurrency);
+    const after = await this.subscriptions.findByIds(opened.map(({ subscription }) => subscription.id));
+    return [...stepwise, ...after.filter((subscription) => dueBillingAction(subscription, now, this.dunning) !== null).map((subscription) => subscription.id)];
+  }
+
+  /** Step (1) of renewBatch: the renewals re-checked under lock and written; the subscriptions renewed with their sales. */
+  private async openRenewals(
+    renewing: SubscriptionEntity[],
+    schedules: ReadonlyMap<number, FeeSchedule>,
+    now: Date,
+    concurrency: number,
+  ): Promise<Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>> {
+    const saleIds = await this.sales.nextSaleIds(renewing.length);
+    const read = new Map(renewing.map((subscription, index) => [subscription.id, { subscription, saleId: saleIds[index], dueAt: subscription.nextBillingDate as Date }]));
+    const pix = renewing.filter((subscription) => subscription.paymentMethod === 'PIX');
+    const documents = await this.sales.renewalPixDocuments(
+      pix.map((subscription) => {
+        const { saleId, dueAt } = read.get(subscription.id) as { saleId: number; dueAt: Date };
+        return { sellerId: subscription.sellerId, saleId, amountCents: subscription.amountCents, expiresAt: addDays(dueAt, this.dunning.pixExpiryDays) };
+      }),
+      concurrency,
+    );
+    return this.dataSource.transaction(async (manager) => {
+      const due = (await this.subscriptions.findByIdsForUpdate([...read.keys()], manager)).filter((current) => {
+        const before = read.get(current.id)?.subscription;
+        return dueBillingAction(current, now, this.dunning)?.kind === 'RENEW' && current.currentPeriod === before?.currentPeriod;
+      });
+      const renewals = due.map((current) => {
+        const { subscription, saleId } = read.get(current.id) as { subscription: SubscriptionEntity; saleId: number };
+        return renewalSale(current, saleId, subscription.currentPeriod + 1, 0, documents.get(saleId) ?? null);
+      });
+      const sales = new Map((await this.sales.openRenewals(manager, renewals, now, schedules)).map((sale) => [sale.subscriptionId as number, sale]));
+      const written = due.filter((current) => sales.has(current.id));
+      await this.subscriptions.updateMany(
+        written.map((current) => {
+          const { subscription, dueAt } = read.get(current.id) as { subscription: SubscriptionEntity; dueAt: Date };
+          return { id: current.id, changes: chargeColumns(current, subscription.currentPeriod + 1, 0, dueAt, now) };
+        }),
+        manager,
+      );
+      return written.map((current) => ({ subscription: current, sale: sales.get(current.id) as SaleEntity }));
+    });
+  }
+
+  /** Steps (2) and (3) of renewBatch: the cards charged, then their answers applied together (one by one if that fails). */
+  private async chargeRenewals(
+    opened: Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>,
+    schedules: ReadonlyMap<number, FeeSchedule>,
+    now: Date,
+    concurrency: number,
+  ): Promise<void> {
+    const outcomes: Array<{ saleId: number; charge: ChargeResult }> = [];
+    const cards = opened.filter(({ sale }) => sale.paymentMethod === 'CREDIT_CARD');
+    await forEachConcurrently(cards, concurrency, async ({ subscription, sale }) => {
+      try {
+        const charge = await this.provider.chargeCard({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' });
+        outcomes.push({ saleId: sale.id, charge });
+      } catch (error) {
+        this.logger.error({ err: error, saleId: sale.id }, 'Renewal charge did not answer; the recovery job resolves the sale');
+      }
+    });
+    try {
+      await this.transitions.applyChargeOutcomes(outcomes, schedules, now);
+    } catch (error) {
+      this.logger.warn({ err: error, charges: outcomes.length }, 'Applying a batch of renewal charges failed; applying them one by one');
+      const sellers = new Map(cards.map(({ sale }) => [sale.id, sale.sellerId]));
+      for (const { saleId, charge } of outcomes) {
+        try {
+          await this.transitions.applyChargeOutcome(saleId, charge, schedules.get(sellers.get(saleId) as number) as FeeSchedule, now);
+        } catch (single) {
+          this.logger.error({ err: single, saleId }, 'Renewal charge answered but its outcome was not saved; the recovery job will apply it');
+        }
+      }
     }
   }
 
@@ -312,40 +479,9 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
       if (!current || dueBillingAction(current, now, this.dunning)?.kind !== action.kind || current.currentPeriod !== subscription.currentPeriod) return null;
       // A retry replaces the period's earlier attempts: none of them can be paid afterwards.
       if (attempt > 0) await this.sales.cancelOpenCharges(manager, current.id, period, { now, fees });
-      const sale = await this.sales.openRenewal(
-        manager,
-        {
-          saleId,
-          sellerId: current.sellerId,
-          subscriptionId: current.id,
-          period,
-          attempt,
-          paymentMethod: current.paymentMethod,
-          amountCents: current.amountCents,
-          title: current.productName,
-          productId: current.productId,
-          customer: { name: current.customerName, email: current.customerEmail, document: current.customerDocument, phone: current.customerPhone },
-          card: pix ? null : { token: current.cardToken as string, lastFour: current.cardLastFour ?? '', brand: current.cardBrand ?? 'UNKNOWN' },
-          document,
-          postbackUrl: current.postbackUrl,
-        },
-        { now, fees },
-      );
+      const sale = await this.sales.openRenewal(manager, renewalSale(current, saleId, period, attempt, document), { now, fees });
       if (!sale) return null;
-      await this.subscriptions.update(
-        current.id,
-        {
-          currentPeriod: period,
-          periodDueAt: dueAt,
-          periodAttempts: attempt + 1,
-          nextRetryAt: null,
-          nextBillingDate: attempt === 0 ? nextBillingAfter(dueAt, now, current.billingCycle) : current.nextBillingDate,
-          awaitingPaymentSince: pix ? dueAt : null,
-          totalBillings: current.totalBillings + 1,
-          lastPaymentStatus: 'PENDENTE',
-        },
-        manager,
-      );
+      await this.subscriptions.update(current.id, chargeColumns(current, period, attempt, dueAt, now), manager);
       return { sale, token: current.cardToken };
     });
     if (!opened) return false;
@@ -397,9 +533,7 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
 
   /** The one place a subscription's status changes: the table decides, the row is saved, the postback written. */
   private async apply(manager: EntityManager, subscription: SubscriptionEntity, event: SubscriptionEvent | null, changes: Partial<SubscriptionEntity>, now: Date): Promise<SubscriptionEntity> {
-    const next = event ? nextSubscriptionStatus(subscription.status, event) : subscription.status;
-    const final = next === 'CANCELLED' || next === 'EXPIRED';
-    const columns: Partial<SubscriptionEntity> = { ...changes, status: next, ...(final ? { nextBillingDate: null, nextRetryAt: null, scheduledCancellationDate: null } : {}) };
+    const { next, columns } = transition(subscription, event, changes);
     await this.subscriptions.update(subscription.id, columns, manager);
     if (next !== subscription.status && (next === 'CANCELLED' || next === 'PAUSED')) {
       // Nothing of a cancelled or paused subscription can be paid afterwards.
@@ -407,17 +541,31 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     }
     const moved = { ...subscription, ...columns, updatedAt: now } as SubscriptionEntity;
     if (next !== subscription.status && subscription.postbackUrl) {
-      await this.notifications.enqueueSubscriptionStatusChange(manager, {
-        sellerId: subscription.sellerId,
-        resourceId: subscription.id,
-        url: subscription.postbackUrl,
-        previousStatus: subscription.status,
-        status: next,
-        changedAt: now,
-        data: toSubscription(moved),
-      });
+      await this.notifications.enqueueSubscriptionStatusChange(manager, statusChange(subscription, moved, now));
     }
     return moved;
+  }
+
+  /**
+   * `apply` for many subscriptions at once (a billing batch; none of them cancelled or paused by it, which
+   * cancels open charges one by one): the rows saved and the postbacks written in one statement each.
+   */
+  private async applyMany(
+    manager: EntityManager,
+    changes: Array<{ subscription: SubscriptionEntity; event: SubscriptionEvent | null; changes: Partial<SubscriptionEntity> }>,
+    now: Date,
+  ): Promise<void> {
+    const applied = changes.map(({ subscription, event, changes: columns }) => ({ subscription, ...transition(subscription, event, columns) }));
+    await this.subscriptions.updateMany(
+      applied.map(({ subscription, columns }) => ({ id: subscription.id, changes: columns })),
+      manager,
+    );
+    await this.notifications.enqueueSubscriptionStatusChanges(
+      manager,
+      applied
+        .filter(({ subscription, next }) => next !== subscription.status && subscription.postbackUrl)
+        .map(({ subscription, columns }) => statusChange(subscription, { ...subscription, ...columns, updatedAt: now } as SubscriptionEntity, now)),
+    );
   }
 
   private async owned(sellerId: number, id: number): Promise<SubscriptionEntity> {
@@ -446,7 +594,68 @@ function nextBillingAfter(dueAt: Date, now: Date, cycle: BillingCycle): Date {
   return next.getTime() > now.getTime() ? next : addCycle(now, cycle);
 }
 
+/** The sale of one charge of a period of the subscription (locked and re-checked), under `saleId`. */
+function renewalSale(current: SubscriptionEntity, saleId: number, period: number, attempt: number, document: PaymentDocument | null): RenewalSale {
+  return {
+    saleId,
+    sellerId: current.sellerId,
+    subscriptionId: current.id,
+    period,
+    attempt,
+    paymentMethod: current.paymentMethod,
+    amountCents: current.amountCents,
+    title: current.productName,
+    productId: current.productId,
+    customer: { name: current.customerName, email: current.customerEmail, document: current.customerDocument, phone: current.customerPhone },
+    card: current.paymentMethod === 'PIX' ? null : { token: current.cardToken as string, lastFour: current.cardLastFour ?? '', brand: current.cardBrand ?? 'UNKNOWN' },
+    document,
+    postbackUrl: current.postbackUrl,
+  };
+}
+
+/** The subscription's columns once a charge of `period` (due at `dueAt`) is written: its new period, dates and counters. */
+function chargeColumns(current: SubscriptionEntity, period: number, attempt: number, dueAt: Date, now: Date): Partial<SubscriptionEntity> {
+  return {
+    currentPeriod: period,
+    periodDueAt: dueAt,
+    periodAttempts: attempt + 1,
+    nextRetryAt: null,
+    nextBillingDate: attempt === 0 ? nextBillingAfter(dueAt, now, current.billingCycle) : current.nextBillingDate,
+    awaitingPaymentSince: current.paymentMethod === 'PIX' ? dueAt : null,
+    totalBillings: current.totalBillings + 1,
+    lastPaymentStatus: 'PENDENTE',
+  };
+}
+
 function cancelledColumns(at: Date, reason: string | null): Partial<SubscriptionEntity> {
   return { cancelledAt: at, cancellationReason: reason };
+}
+
+/** The next status by the table (unchanged without an event) and the columns saved with it; a final status clears the dates. */
+function transition(subscription: SubscriptionEntity, event: SubscriptionEvent | null, changes: Partial<SubscriptionEntity>): { next: SubscriptionStatus; columns: Partial<SubscriptionEntity> } {
+  const next = event ? nextSubscriptionStatus(subscription.status, event) : subscription.status;
+  const final = next === 'CANCELLED' || next === 'EXPIRED';
+  return { next, columns: { ...changes, status: next, ...(final ? { nextBillingDate: null, nextRetryAt: null, scheduledCancellationDate: null } : {}) } };
+}
+
+/** The subscription.status_changed postback of a move (platform.md §5), to the subscription's postbackUrl. */
+function statusChange(subscription: SubscriptionEntity, moved: SubscriptionEntity, now: Date): StatusChange<SubscriptionResponse> {
+  return {
+    sellerId: subscription.sellerId,
+    resourceId: subscription.id,
+    url: subscription.postbackUrl as string,
+    previousStatus: subscription.status,
+    status: moved.status,
+    changedAt: now,
+    data: toSubscription(moved),
+  };
+}
+
+/** How a sale's move concerns its subscription: its payment, its failure, or its lapse unpaid (null: not at all). */
+function saleOutcome(sale: SaleEntity, previous: SaleStatus): 'PAID' | 'FAILED' | 'LAPSED' | null {
+  if (sale.status === 'PAGO') return previous === 'PENDENTE' || previous === 'EM_PROCESSAMENTO' || previous === 'FALHA' ? 'PAID' : null;
+  if (sale.status === 'RECUSADO' || sale.status === 'FALHA') return 'FAILED';
+  if (sale.status === 'CANCELADO' && previous === 'PENDENTE') return 'LAPSED';
+  return null;
 }
 

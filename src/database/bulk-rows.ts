@@ -1,0 +1,129 @@
+import { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { quote, transformed } from './plain-rows';
+
+/**
+ * Multi-row writes for batch jobs: every row travels in one jsonb parameter read back with
+ * jsonb_to_recordset, so a batch of any size is one statement and one round trip, with no limit on
+ * the number of bind parameters. Columns are named by the entity's properties and mapped through its
+ * TypeORM metadata (column names, types, transformers), as the repositories' single-row writes are.
+ */
+
+/** Record types of jsonb_to_recordset for the column types the entities use (char and varchar read as text, never truncated). */
+const RECORD_TYPES: Record<string, string> = {
+  varchar: 'text',
+  char: 'text',
+  text: 'text',
+  bigint: 'bigint',
+  integer: 'integer',
+  int: 'integer',
+  smallint: 'integer',
+  timestamptz: 'timestamptz',
+  jsonb: 'jsonb',
+  boolean: 'boolean',
+  uuid: 'uuid',
+};
+
+function columnOf(metadata: EntityMetadata, property: string): ColumnMetadata {
+  const column = metadata.findColumnWithPropertyName(property);
+  if (!column) throw new Error(`${metadata.name} has no column for property ${property}`);
+  return column;
+}
+
+function recordType(column: ColumnMetadata): string {
+  const type = typeof column.type === 'string' ? RECORD_TYPES[column.type] : column.type === Number ? 'integer' : undefined;
+  if (!type) throw new Error(`No record type for column ${column.databaseName} (${String(column.type)})`);
+  return type;
+}
+
+function databaseValue(column: ColumnMetadata, value: unknown): unknown {
+  const stored = transformed(column.transformer, 'to', value);
+  return stored === undefined ? null : stored;
+}
+
+/** The rows as one jsonb array keyed by column name, and the record definition that reads it back. */
+function recordset(metadata: EntityMetadata, properties: string[], rows: Array<Record<string, unknown>>, extra: Array<[string, string]> = []) {
+  const columns = properties.map((property) => columnOf(metadata, property));
+  const definition = [...columns.map((column) => `${quote(column.databaseName)} ${recordType(column)}`), ...extra.map(([name, type]) => `${quote(name)} ${type}`)].join(', ');
+  const json = rows.map((row) => {
+    const record: Record<string, unknown> = {};
+    columns.forEach((column, index) => {
+      record[column.databaseName] = databaseValue(column, row[properties[index]]);
+    });
+    for (const [name] of extra) record[name] = row[name] ?? null;
+    return record;
+  });
+  return { columns, definition, json: JSON.stringify(json) };
+}
+
+/**
+ * Inserts the rows (every row with the same properties) in one statement; with `ignoreConflicts`, a row
+ * that would break a unique constraint is skipped (ON CONFLICT DO NOTHING). Answers the `returning`
+ * properties of the rows written, in no particular order.
+ */
+export async function insertRows<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  rows: Array<Partial<T>>,
+  options: { ignoreConflicts?: boolean; returning?: Array<keyof T & string> } = {},
+): Promise<Array<Record<string, unknown>>> {
+  if (rows.length === 0) return [];
+  const metadata = manager.connection.getMetadata(target);
+  const properties = Object.keys(rows[0]);
+  const { columns, definition, json } = recordset(metadata, properties, rows as Array<Record<string, unknown>>);
+  const names = columns.map((column) => quote(column.databaseName)).join(', ');
+  const returning = (options.returning ?? []).map((property) => `${quote(columnOf(metadata, property).databaseName)} AS ${quote(property)}`);
+  const result: Array<Record<string, unknown>> = await manager.query(
+    `INSERT INTO ${quote(metadata.tableName)} (${names})
+     SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
+     ${options.ignoreConflicts ? 'ON CONFLICT DO NOTHING' : ''}
+     ${returning.length > 0 ? `RETURNING ${returning.join(', ')}` : ''}`,
+    [json],
+  );
+  return returning.length > 0 ? result : [];
+}
+
+/** One row's new values by property, and the status it must still have (the conditional update of style.md) when `expectedStatus` is given. */
+export interface RowUpdate<T> {
+  id: number;
+  changes: Partial<T>;
+  expectedStatus?: string;
+}
+
+/**
+ * Updates each row by id with its own values, one statement per set of changed properties (a batch
+ * usually has one or two), the entity's updated_at set to now() as TypeORM's update does. A row with
+ * an `expectedStatus` is written only if its status is still that one. Answers the ids written.
+ */
+export async function updateRows<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, updates: Array<RowUpdate<T>>): Promise<number[]> {
+  const metadata = manager.connection.getMetadata(target);
+  const groups = new Map<string, Array<RowUpdate<T>>>();
+  for (const update of updates) {
+    const key = `${Object.keys(update.changes).sort().join(',')}|${update.expectedStatus !== undefined}`;
+    groups.set(key, [...(groups.get(key) ?? []), update]);
+  }
+  const updated: number[] = [];
+  const updateDate = metadata.updateDateColumn?.databaseName;
+  for (const group of groups.values()) {
+    const properties = Object.keys(group[0].changes).sort();
+    const guarded = group[0].expectedStatus !== undefined;
+    const extra: Array<[string, string]> = [['__id', 'integer'], ...(guarded ? ([['__expected', 'text']] as Array<[string, string]>) : [])];
+    const { columns, definition, json } = recordset(
+      metadata,
+      properties,
+      group.map((update) => ({ ...update.changes, __id: update.id, __expected: update.expectedStatus })),
+      extra,
+    );
+    const sets = columns.map((column) => `${quote(column.databaseName)} = v.${quote(column.databaseName)}`);
+    if (updateDate && !columns.some((column) => column.databaseName === updateDate)) sets.push(`${quote(updateDate)} = now()`);
+    const [rows]: [Array<{ id: number }>] = await manager.query(
+      `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
+         FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
+        WHERE t.id = v."__id"${guarded ? ' AND t.status = v."__expected"' : ''}
+       RETURNING t.id`,
+      [json],
+    );
+    updated.push(...rows.map((row) => row.id));
+  }
+  return updated;
+}

@@ -1,0 +1,98 @@
+import { EntityManager, EntityMetadata, ValueTransformer } from 'typeorm';
+import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+
+type Row = Record<string, unknown>;
+
+/** A value through the column's transformers (TypeORM's order: `to` first to last, `from` last to first). */
+export function transformed(transformer: ValueTransformer | ValueTransformer[] | undefined, direction: 'to' | 'from', value: unknown): unknown {
+  if (!transformer) return value;
+  const chain = Array.isArray(transformer) ? transformer : [transformer];
+  return (direction === 'to' ? chain : [...chain].reverse()).reduce((current, step) => step[direction](current), value);
+}
+
+/** A quoted SQL identifier. */
+export const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * An entity's rows written and read with plain SQL, converted through TypeORM's own column metadata
+ * (column names, transformers, JSON columns), without its query builder. For the hot write paths (a card
+ * sale's rows), where building each statement through TypeORM cost more CPU than the round trip itself
+ * (issue 11's profile); everything else keeps the repositories' usual API.
+ *
+ * Only the types the entities here use are converted: what node-postgres returns for integer, boolean,
+ * text and timestamptz columns is what TypeORM would hand over; bigint goes through the entity's
+ * transformer; json/jsonb values are serialized on the way in.
+ */
+export class PlainRows<T extends object> {
+  private readonly table: string;
+  private readonly columns: ColumnMetadata[];
+
+  constructor(private readonly metadata: EntityMetadata) {
+    this.table = quote(metadata.tableName);
+    this.columns = metadata.columns;
+  }
+
+  /** The entity of a row read with `SELECT *` or `RETURNING *`; columns marked `select: false` are left out unless `withHidden`. */
+  hydrate(row: Row, withHidden = false): T {
+    const entity = this.metadata.create() as T;
+    for (const column of this.columns) {
+      if (!(column.databaseName in row) || (column.isSelect === false && !withHidden)) continue;
+      const value = row[column.databaseName];
+      column.setEntityValue(entity, value === null ? null : transformed(column.transformer, 'from', value));
+    }
+    return entity;
+  }
+
+  /** INSERT of the given properties (the others take their defaults) RETURNING the whole row, as an entity. */
+  async insert(manager: EntityManager, values: Partial<T>): Promise<T> {
+    const [statement, parameters] = this.insertStatement([values]);
+    const rows: Row[] = await manager.query(`${statement} RETURNING *`, parameters);
+    return this.hydrate(rows[0]);
+  }
+
+  /** One multi-row INSERT; a property missing from a row takes its default. */
+  async insertMany(manager: EntityManager, rows: Array<Partial<T>>): Promise<void> {
+    if (rows.length === 0) return;
+    const [statement, parameters] = this.insertStatement(rows);
+    await manager.query(statement, parameters);
+  }
+
+  /**
+   * UPDATE of the given properties on the rows matching `where` (SQL over the parameters `$1…$n` of
+   * `whereParameters`), with `rawSets` appended as they are (`updated_at = now()`); the number of rows changed.
+   */
+  async update(manager: EntityManager, changes: Partial<T>, rawSets: string[], where: string, whereParameters: unknown[]): Promise<number> {
+    const parameters = [...whereParameters];
+    const sets = [...rawSets];
+    for (const column of this.columns) {
+      const value = column.getEntityValue(changes);
+      if (value === undefined) continue;
+      parameters.push(this.persisted(column, value));
+      sets.push(`${quote(column.databaseName)} = $${parameters.length}`);
+    }
+    const [, affected]: [unknown, number] = await manager.query(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${where}`, parameters);
+    return affected;
+  }
+
+  private insertStatement(rows: Array<Partial<T>>): [string, unknown[]] {
+    const used = this.columns.filter((column) => rows.some((row) => column.getEntityValue(row) !== undefined));
+    const parameters: unknown[] = [];
+    const tuples = rows.map((row) => {
+      const cells = used.map((column) => {
+        const value = column.getEntityValue(row);
+        if (value === undefined) return 'DEFAULT';
+        parameters.push(this.persisted(column, value));
+        return `$${parameters.length}`;
+      });
+      return `(${cells.join(', ')})`;
+    });
+    return [`INSERT INTO ${this.table} (${used.map((column) => quote(column.databaseName)).join(', ')}) VALUES ${tuples.join(', ')}`, parameters];
+  }
+
+  private persisted(column: ColumnMetadata, value: unknown): unknown {
+    if (typeof value === 'function') throw new Error(`PlainRows: ${column.propertyName} must be a value, not raw SQL`);
+    const stored = transformed(column.transformer, 'to', value);
+    if (stored === null || stored === undefined) return null;
+    return column.type === 'jsonb' || column.type === 'json' ? JSON.stringify(stored) : stored;
+  }
+}

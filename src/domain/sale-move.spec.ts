@@ -1,0 +1,63 @@
+import { DEFAULT_FEE_SCHEDULE, saleFees } from './fees';
+import { cents } from './money';
+import { planSaleMove, SaleMoveState } from './sale-move';
+import { SALE_EVENTS, SALE_STATUSES, SALE_TRANSITIONS } from './sale-status';
+
+const now = new Date('2026-03-01T12:00:00Z');
+const card: SaleMoveState = {
+  status: 'EM_PROCESSAMENTO',
+  paymentMethod: 'CREDIT_CARD',
+  amountCents: cents(4990),
+  netAmountCents: null,
+  reserveAmountCents: null,
+  reserveSettledAt: null,
+};
+
+describe('planSaleMove', () => {
+  it('fixes the fees of an approved card charge, holds its reserve for cardReserveDays and credits net − reserve', () => {
+    const move = planSaleMove(card, 'ACQUIRER_APPROVED', DEFAULT_FEE_SCHEDULE, now);
+    // 3.99 % of 49.90 = 1.99 (half up) + 0.39 fixed = 2.38; net 47.52; reserve 10 % of net = 4.75.
+    expect(move).toEqual({
+      next: 'PAGO',
+      columns: {
+        systemFeeCents: 238,
+        netAmountCents: 4752,
+        reserveAmountCents: 475,
+        completedAt: now,
+        reserveReleaseDueAt: new Date('2026-03-31T12:00:00Z'),
+        reserveSettledAt: null,
+      },
+      effect: { kind: 'SALE_PAID', movements: [{ account: 'AVAILABLE', amountCents: 4277 }, { account: 'BLOCKED', amountCents: 475 }] },
+    });
+  });
+
+  it('settles at once a sale with no reserve (PIX) and moves no money on a refusal or a send to the acquirer', () => {
+    const pix = planSaleMove({ ...card, status: 'PENDENTE', paymentMethod: 'PIX' }, 'PAYMENT_CONFIRMED', DEFAULT_FEE_SCHEDULE, now);
+    expect(pix.columns).toMatchObject({ reserveAmountCents: 0, reserveReleaseDueAt: null, reserveSettledAt: now });
+    expect(planSaleMove(card, 'ACQUIRER_REFUSED', DEFAULT_FEE_SCHEDULE, now)).toEqual({ next: 'RECUSADO', columns: {}, effect: null });
+    expect(planSaleMove(card, 'PROCESSING_FAILED', DEFAULT_FEE_SCHEDULE, now)).toEqual({ next: 'FALHA', columns: {}, effect: null });
+    expect(planSaleMove({ ...card, status: 'PENDENTE' }, 'SENT_TO_ACQUIRER', DEFAULT_FEE_SCHEDULE, now)).toEqual({ next: 'EM_PROCESSAMENTO', columns: {}, effect: null });
+  });
+
+  it('marks the reserve settled and the reason on a reversal, debiting exactly the net amount', () => {
+    const fees = saleFees(card.amountCents, 'CREDIT_CARD', DEFAULT_FEE_SCHEDULE);
+    const paid: SaleMoveState = { ...card, status: 'PAGO', netAmountCents: fees.netAmountCents, reserveAmountCents: fees.reserveAmountCents };
+    const refund = planSaleMove(paid, 'REFUNDED', DEFAULT_FEE_SCHEDULE, now);
+    expect(refund.columns).toEqual({ reversalReason: 'REFUNDED', reserveSettledAt: now });
+    expect(refund.effect?.movements.reduce((sum, m) => sum + m.amountCents, 0)).toBe(-fees.netAmountCents);
+    const released = planSaleMove({ ...paid, reserveSettledAt: now }, 'REFUNDED', DEFAULT_FEE_SCHEDULE, now);
+    expect(released.columns).toEqual({ reversalReason: 'REFUNDED' });
+  });
+
+  it('follows the transition table for every (status, event) pair: refused exactly where the table has no entry', () => {
+    for (const status of SALE_STATUSES) {
+      for (const event of SALE_EVENTS) {
+        const state = { ...card, status, netAmountCents: cents(4752), reserveAmountCents: cents(475) };
+        const allowed = SALE_TRANSITIONS[status][event] !== undefined;
+        const plan = () => planSaleMove(state, event, DEFAULT_FEE_SCHEDULE, now);
+        if (!allowed) expect(plan).toThrow();
+        else if (['CARD', 'ALL'].includes(SALE_TRANSITIONS[status][event]?.methods as string)) expect(plan().next).toBe(SALE_TRANSITIONS[status][event]?.to);
+      }
+    }
+  });
+});

@@ -1,0 +1,76 @@
+import { addDays } from './dates';
+import { FeeSchedule, saleFees } from './fees';
+import { LedgerEffect } from './ledger';
+import { Cents, cents } from './money';
+import { saleLedgerEffect } from './sale-ledger';
+import { nextSaleStatus, SaleEvent, SalePaymentMethod, SaleStatus } from './sale-status';
+
+/** Why a paid sale's money went back to the customer (the sale's reversal_reason). */
+export type SaleReversalReason = 'REFUNDED' | 'CHARGEBACK_CONFIRMED' | 'MED_LOST';
+
+const REVERSAL_REASONS: Partial<Record<SaleEvent, SaleReversalReason>> = {
+  REFUNDED: 'REFUNDED',
+  CHARGEBACK_CONFIRMED: 'CHARGEBACK_CONFIRMED',
+  MED_LOST: 'MED_LOST',
+};
+
+/** What a move reads of the sale. */
+export interface SaleMoveState {
+  status: SaleStatus;
+  paymentMethod: SalePaymentMethod;
+  amountCents: Cents;
+  netAmountCents: Cents | null;
+  reserveAmountCents: Cents | null;
+  reserveSettledAt: Date | null;
+}
+
+/** The columns a move writes besides the status (named as the sale's properties). */
+export interface SaleMoveColumns {
+  systemFeeCents?: Cents;
+  netAmountCents?: Cents;
+  reserveAmountCents?: Cents;
+  completedAt?: Date;
+  reserveReleaseDueAt?: Date | null;
+  reserveSettledAt?: Date | null;
+  reversalReason?: SaleReversalReason;
+}
+
+export interface SaleMove {
+  next: SaleStatus;
+  columns: SaleMoveColumns;
+  /** The balance effect, or null when the move touches no money. */
+  effect: LedgerEffect | null;
+}
+
+/**
+ * One move of a sale by `event` at `now` (pure): the next status from the table of spec 3.1 (or
+ * InvalidTransitionError), the fees fixed by its first payment (platform.md §4: net credited, the card
+ * reserve held until `cardReserveDays` later), the reserve marked settled by a reversal, and the balance
+ * effect of domain/sale-ledger.ts. Both SaleTransitionsService.move and the batched moveMany use it.
+ */
+export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: FeeSchedule, now: Date): SaleMove {
+  const next = nextSaleStatus(sale.status, event, sale.paymentMethod);
+  const columns: SaleMoveColumns = {};
+  let netAmountCents = sale.netAmountCents ?? cents(0);
+  let reserveHeldCents: Cents = sale.reserveSettledAt === null ? (sale.reserveAmountCents ?? cents(0)) : cents(0);
+  if (event === 'PAYMENT_CONFIRMED' || event === 'ACQUIRER_APPROVED') {
+    const fees = saleFees(sale.amountCents, sale.paymentMethod, schedule);
+    netAmountCents = fees.netAmountCents;
+    reserveHeldCents = fees.reserveAmountCents;
+    Object.assign(columns, {
+      systemFeeCents: fees.systemFeeCents,
+      netAmountCents: fees.netAmountCents,
+      reserveAmountCents: fees.reserveAmountCents,
+      completedAt: now,
+      reserveReleaseDueAt: fees.reserveAmountCents > 0 ? addDays(now, schedule.cardReserveDays) : null,
+      reserveSettledAt: fees.reserveAmountCents > 0 ? null : now,
+    });
+  }
+  const reversal = REVERSAL_REASONS[event];
+  if (reversal) {
+    columns.reversalReason = reversal;
+    if (reserveHeldCents > 0) columns.reserveSettledAt = now;
+  }
+  const effect = saleLedgerEffect(event, { netAmountCents, reserveHeldCents, chargebackFineCents: schedule.chargebackFineCents });
+  return { next, columns, effect };
+}

@@ -1,0 +1,312 @@
+import { SubscriptionsService } from '../../src/subscriptions/subscriptions.service';
+import { createSeller, TestSeller } from './setup/factories';
+import { Receiver } from './setup/receiver';
+import { balanceOf, card, customer } from './setup/sales';
+import { startApp, TestApp } from './setup/test-app';
+
+const DAY = 86_400_000;
+/** The recovery job's age threshold here (PROVIDER_RECOVERY_AFTER_SECONDS), by the real clock. */
+const RECOVERY_AFTER_SECONDS = 2;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Fixed dates for every subscription of a test, so that two sellers' rows compare column by column. */
+const STARTED = new Date('2031-01-01T12:00:00.000Z');
+const DUE = new Date('2031-01-31T12:00:00.000Z');
+
+type Row = Record<string, unknown>;
+
+/** The value with every id, creation date and provider reference of a row or payload blanked: what differs between two sellers' identical histories. */
+function normalized(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalized);
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.fromEntries(
+      Object.entries(value as Row)
+        .filter(([key]) => !VARYING.has(key))
+        .map(([key, inner]) => [key, normalized(inner)]),
+    );
+  }
+  return value;
+}
+const VARYING = new Set([
+  'id',
+  'event_id',
+  'seller_id',
+  'sellerId',
+  'subscription_id',
+  'sale_id',
+  'reference_id',
+  'aggregate_key',
+  'url',
+  'postback_url',
+  'date',
+  'createdAt',
+  'created_at',
+  'updated_at',
+  'updatedAt',
+  'changed_at',
+  'card_token',
+  'pix_code',
+  'pixKey',
+  'external_transaction_id',
+  'externalTransactionId',
+  'billing_claimed_at',
+]);
+
+/**
+ * The billing job renews due subscriptions a claimed batch at a time (issue 11): one transaction opens
+ * every renewal, the cards are charged outside any transaction, one transaction applies every answer.
+ * These tests hold it to what a seller can check: each period renewed once, the same money, statuses,
+ * ledger and postbacks as the one-by-one path, the dunning path for a refused card, and the recovery
+ * of a batch interrupted between the charges and their outcomes.
+ */
+describe('Subscription billing in batches (issue 11)', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+  let billing: SubscriptionsService;
+
+  beforeAll(async () => {
+    t = await startApp({ PROVIDER_RECOVERY_AFTER_SECONDS: String(RECOVERY_AFTER_SECONDS) });
+    receiver = await Receiver.start();
+    billing = t.app.get(SubscriptionsService);
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  /** A subscription sale; its subscription's id. */
+  const subscribe = async (seller: TestSeller, method: 'CREDIT_CARD' | 'PIX', options: { number?: string; amount?: number; cycle?: string } = {}) => {
+    const amount = options.amount ?? 4990;
+    const response = await t.http
+      .post('/api/sales')
+      .set(seller.headers)
+      .send({
+        amount,
+        paymentMethod: method,
+        customer,
+        items: [{ title: 'Plano Pro', unitPrice: amount, quantity: 1, tangible: false, productId: 77 }],
+        ...(method === 'PIX' ? { pix: {} } : { card: card(options.number) }),
+        subscription: { enabled: true, billingCycle: options.cycle ?? 'MONTHLY' },
+        postbackUrl: `${receiver.url}/seller-${seller.id}`,
+      });
+    expect(response.status).toBe(201);
+    if (method === 'PIX') {
+      expect((await t.http.post(`/api/sandbox/sales/${response.body.sale.id}/events`).set(seller.headers).send({ event: 'PAYMENT_CONFIRMED' })).status).toBe(200);
+    }
+    return response.body.sale.subscription.id as number;
+  };
+  /** Every subscription of the seller set to the same started, paid and due dates. */
+  const fixDates = (seller: TestSeller, due = DUE) =>
+    t.db.query(
+      `UPDATE subscriptions SET started_at = $2, last_payment_date = $2, period_due_at = $2, next_billing_date = $3, created_at = $2 WHERE seller_id = $1`,
+      [seller.id, STARTED, due],
+    );
+
+  /** What a seller can check of its billing: subscriptions, renewal sales with items, history and ledger, balance, the outbox from `sinceOutboxId` on. */
+  async function state(seller: TestSeller, sinceOutboxId: number) {
+    const subscriptions: Row[] = await t.db.query(`SELECT * FROM subscriptions WHERE seller_id = $1 ORDER BY id`, [seller.id]);
+    const sales: Row[] = await t.db.query(`SELECT * FROM sales WHERE seller_id = $1 AND billing_period > 0 ORDER BY subscription_id, billing_period, billing_attempt`, [seller.id]);
+    const details = [];
+    for (const sale of sales) {
+      details.push({
+        sale,
+        items: await t.db.query(`SELECT * FROM sale_items WHERE sale_id = $1 ORDER BY position`, [sale.id]),
+        history: await t.db.query(`SELECT previous_status, status FROM sale_status_changes WHERE sale_id = $1 ORDER BY id`, [sale.id]),
+        ledger: await t.db.query(`SELECT account, amount_cents, kind, reference_type FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [sale.id]),
+        charges: await t.db.query(`SELECT kind, outcome, amount_cents, installments FROM sandbox_card_charges WHERE reference = $1`, [String(sale.id)]),
+        postbacks: (await t.db.query(`SELECT channel, payload FROM outbox_events WHERE aggregate_key = $1 ORDER BY id`, [`sale:${sale.id}`])) as Row[],
+      });
+    }
+    const subscriptionPostbacks = [];
+    for (const subscription of subscriptions) {
+      subscriptionPostbacks.push(await t.db.query(`SELECT channel, payload FROM outbox_events WHERE aggregate_key = $1 AND id > $2 ORDER BY id`, [`subscription:${subscription.id}`, sinceOutboxId]));
+    }
+    return { subscriptions, details, subscriptionPostbacks, balance: await balanceOf(t, seller) };
+  }
+
+  it('renews with exactly the rows of the one-by-one path: statuses, fees, ledger, balance, subscription columns, postbacks', async () => {
+    const [batched, single] = [await createSeller(t), await createSeller(t)];
+    for (const seller of [batched, single]) {
+      await subscribe(seller, 'CREDIT_CARD');
+      await subscribe(seller, 'CREDIT_CARD', { amount: 12_345, cycle: 'WEEKLY' });
+      await subscribe(seller, 'CREDIT_CARD', { number: '4000000000000341' }); // renewals refused
+      await subscribe(seller, 'CREDIT_CARD', { number: '4000000000000341', amount: 2990 }); // charged late, below
+      await subscribe(seller, 'PIX');
+      await subscribe(seller, 'PIX', { amount: 101 });
+      await fixDates(seller);
+      // One renewal charged ten days late: refused, its grace period is over in the same run.
+      await t.db.query(`UPDATE subscriptions SET next_billing_date = $2 WHERE seller_id = $1 AND amount_cents = 2990`, [seller.id, new Date(DUE.getTime() - 10 * DAY)]);
+    }
+    const now = new Date(DUE.getTime() + 60_000);
+    const [{ mark }] = await t.db.query(`SELECT COALESCE(max(id), 0)::int AS mark FROM outbox_events`);
+    const summaries = [await billing.runBilling(now, batched.id), await billing.runBilling(now, single.id, { batchRenewals: false })];
+    expect(summaries[0]).toEqual({ renewals: 6, retries: 0, cancelled: 1, pastDue: 0 });
+    expect(summaries[1]).toEqual(summaries[0]);
+
+    const [after, expected] = [await state(batched, mark), await state(single, mark)];
+    expect(normalized(after)).toEqual(normalized(expected));
+
+    // What those rows say, in cents (platform.md §4): 49.90 by card pays 2.38 of fees, 47.52 net, 4.75 held.
+    const paid = after.details.find(({ sale }) => sale.payment_method === 'CREDIT_CARD' && sale.status === 'PAGO' && Number(sale.amount_cents) === 4990);
+    expect(paid?.sale).toMatchObject({ system_fee_cents: '238', net_amount_cents: '4752', reserve_amount_cents: '475', completed_at: now });
+    expect(paid?.history).toEqual([
+      { previous_status: null, status: 'PENDENTE' },
+      { previous_status: 'PENDENTE', status: 'EM_PROCESSAMENTO' },
+      { previous_status: 'EM_PROCESSAMENTO', status: 'PAGO' },
+    ]);
+    expect(paid?.ledger).toEqual([
+      { account: 'AVAILABLE', amount_cents: '4277', kind: 'SALE_PAID', reference_type: 'SALE' },
+      { account: 'BLOCKED', amount_cents: '475', kind: 'SALE_PAID', reference_type: 'SALE' },
+    ]);
+    expect(paid?.charges).toEqual([{ kind: 'RENEWAL', outcome: 'APPROVED', amount_cents: '4990', installments: 1 }]);
+    expect(paid?.postbacks.map(({ payload }) => [(payload as Row).previousStatus, (payload as Row).status])).toEqual([
+      ['PENDENTE', 'EM_PROCESSAMENTO'],
+      ['EM_PROCESSAMENTO', 'PAGO'],
+    ]);
+    const statuses = after.details.map(({ sale }) => [sale.payment_method, Number(sale.amount_cents), sale.billing_attempt, sale.status]);
+    expect(statuses).toEqual([
+      ['CREDIT_CARD', 4990, 0, 'PAGO'],
+      ['CREDIT_CARD', 12_345, 0, 'PAGO'],
+      ['CREDIT_CARD', 4990, 0, 'RECUSADO'],
+      ['CREDIT_CARD', 2990, 0, 'RECUSADO'],
+      ['PIX', 4990, 0, 'PENDENTE'],
+      ['PIX', 101, 0, 'PENDENTE'],
+    ]);
+    expect(after.details.filter(({ sale }) => sale.status !== 'PAGO').flatMap(({ ledger }) => ledger)).toEqual([]);
+    const pix = after.details.filter(({ sale }) => sale.payment_method === 'PIX');
+    expect(pix.map(({ postbacks }) => postbacks.map(({ payload }) => [(payload as Row).previousStatus, (payload as Row).status]))).toEqual([[[null, 'PENDENTE']], [[null, 'PENDENTE']]]);
+    expect(pix.every(({ sale }) => String(sale.pix_code).includes(`SALE${sale.id}`))).toBe(true);
+    // The refused card takes the dunning path: PAST_DUE, retried a day after its billing date, announced.
+    const refused = after.subscriptions.find((s) => Number(s.amount_cents) === 4990 && s.card_last_four === '0341');
+    expect(refused).toMatchObject({ status: 'PAST_DUE', failed_billings: 1, total_billings: 2, last_payment_status: 'RECUSADO', past_due_since: DUE, next_retry_at: new Date(DUE.getTime() + DAY) });
+    expect(after.subscriptionPostbacks[after.subscriptions.indexOf(refused as Row)].map((row: Row) => [(row.payload as Row).previousStatus, (row.payload as Row).status])).toEqual([
+      ['ACTIVE', 'PAST_DUE'],
+    ]);
+    expect(after.subscriptions.find((s) => Number(s.amount_cents) === 2990)).toMatchObject({ status: 'CANCELLED', next_billing_date: null });
+    const credited = after.details.reduce((sum, { ledger }) => sum + ledger.reduce((inner: number, entry: Row) => inner + Number(entry.amount_cents), 0), 0);
+    expect(credited).toBe(4752 + 11_813);
+
+    // A retry is due a day later, and is made (one by one) like any retry.
+    expect((await billing.runBilling(new Date(DUE.getTime() + DAY + 60_000), batched.id)).retries).toBe(1);
+    expect(await t.db.query(`SELECT billing_attempt, status FROM sales WHERE subscription_id = $1 AND billing_period = 1 ORDER BY billing_attempt`, [refused?.id])).toEqual([
+      { billing_attempt: 0, status: 'RECUSADO' },
+      { billing_attempt: 1, status: 'RECUSADO' },
+    ]);
+  });
+
+  it('renews each due subscription once when two billing runs race, one sale and one charge per period', async () => {
+    const seller = await createSeller(t);
+    const template = await subscribe(seller, 'CREDIT_CARD', { amount: 2990 });
+    const count = 1200; // more than two claimed batches
+    await t.db.query(
+      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
+       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
+         FROM subscriptions, generate_series(1, $2) WHERE id = $1`,
+      [template, count - 1],
+    );
+    await fixDates(seller);
+    const before = await balanceOf(t, seller);
+    const now = new Date(DUE.getTime() + 60_000);
+
+    const runs = await Promise.all([billing.runBilling(now, seller.id), billing.runBilling(now, seller.id)]);
+    expect(runs[0].renewals + runs[1].renewals).toBe(count);
+    const [sales] = await t.db.query(
+      `SELECT count(*)::int AS sales, count(DISTINCT subscription_id)::int AS subscriptions, count(*) FILTER (WHERE status = 'PAGO')::int AS paid
+         FROM sales WHERE seller_id = $1 AND billing_period = 1`,
+      [seller.id],
+    );
+    expect(sales).toEqual({ sales: count, subscriptions: count, paid: count });
+    const [charges] = await t.db.query(
+      `SELECT count(*)::int AS charges, count(DISTINCT c.reference)::int AS refs FROM sandbox_card_charges c JOIN sales s ON c.reference = s.id::text
+        WHERE s.seller_id = $1 AND s.billing_period = 1`,
+      [seller.id],
+    );
+    expect(charges).toEqual({ charges: count, refs: count });
+    // 29.90: 1.19 + 0.39 of fees, 28.32 net, of which 2.83 held.
+    expect(await balanceOf(t, seller)).toEqual({ available: before.available + count * 2549, blocked: before.blocked + count * 283, total: before.total + count * 2832 });
+    const [ledger] = await t.db.query(
+      `SELECT count(*)::int AS entries, count(DISTINCT reference_id)::int AS sales FROM ledger_entries e JOIN sales s ON e.reference_type = 'SALE' AND e.reference_id = s.id
+        WHERE s.seller_id = $1 AND s.billing_period = 1`,
+      [seller.id],
+    );
+    expect(ledger).toEqual({ entries: 2 * count, sales: count });
+    expect(await t.db.query(`SELECT count(*)::int AS n FROM subscriptions WHERE seller_id = $1 AND current_period = 1 AND successful_billings = 2 AND status = 'ACTIVE'`, [seller.id])).toEqual([
+      { n: count },
+    ]);
+    expect(await billing.runBilling(now, seller.id)).toEqual({ renewals: 0, retries: 0, cancelled: 0, pastDue: 0 });
+  }, 120_000);
+
+  it('skips a period whose sale exists already (the unique index decides) and bills the rest of its batch', async () => {
+    const seller = await createSeller(t);
+    const [taken, free] = [await subscribe(seller, 'CREDIT_CARD'), await subscribe(seller, 'CREDIT_CARD')];
+    await fixDates(seller);
+    // Another instance wrote period 1 of `taken` first.
+    await t.db.query(
+      `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+       SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
+         FROM subscriptions WHERE id = $1`,
+      [taken],
+    );
+    expect(await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).toEqual({ renewals: 1, retries: 0, cancelled: 0, pastDue: 0 });
+    const sales = await t.db.query(`SELECT subscription_id, status FROM sales WHERE seller_id = $1 AND billing_period = 1 ORDER BY subscription_id`, [seller.id]);
+    expect(sales).toEqual([
+      { subscription_id: taken, status: 'PENDENTE' },
+      { subscription_id: free, status: 'PAGO' },
+    ]);
+    expect(await t.db.query(`SELECT id, current_period, total_billings FROM subscriptions WHERE seller_id = $1 ORDER BY id`, [seller.id])).toEqual([
+      { id: taken, current_period: 0, total_billings: 1 },
+      { id: free, current_period: 1, total_billings: 2 },
+    ]);
+  });
+
+  it('leaves a renewal whose outcome could not be saved EM_PROCESSAMENTO with its one charge, the rest of the batch paid; the recovery job pays it once', async () => {
+    const seller = await createSeller(t);
+    const stuck = await subscribe(seller, 'CREDIT_CARD', { amount: 4242 });
+    await subscribe(seller, 'CREDIT_CARD');
+    await subscribe(seller, 'CREDIT_CARD');
+    await fixDates(seller);
+    const before = await balanceOf(t, seller);
+    // The outcome of the 42.42 renewal cannot be saved: the batch's transaction fails, then its own.
+    await t.db.query(`CREATE FUNCTION fault_batch_outcome() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'outcome refused (test)'; END $$`);
+    await t.db.query(
+      `CREATE TRIGGER fault_batch_outcome BEFORE UPDATE ON sales FOR EACH ROW
+        WHEN (OLD.status = 'EM_PROCESSAMENTO' AND NEW.status <> OLD.status AND NEW.amount_cents = 4242) EXECUTE FUNCTION fault_batch_outcome()`,
+    );
+    try {
+      expect((await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).renewals).toBe(3);
+    } finally {
+      await t.db.query(`DROP TRIGGER fault_batch_outcome ON sales`);
+      await t.db.query(`DROP FUNCTION fault_batch_outcome()`);
+    }
+    const renewals = async () =>
+      (await t.db.query(`SELECT id, amount_cents, status FROM sales WHERE seller_id = $1 AND billing_period = 1 ORDER BY amount_cents`, [seller.id])) as Array<{
+        id: number;
+        amount_cents: string;
+        status: string;
+      }>;
+    const [left, ...paid] = await renewals();
+    expect([left.amount_cents, left.status]).toEqual(['4242', 'EM_PROCESSAMENTO']);
+    expect(paid.map((sale) => sale.status)).toEqual(['PAGO', 'PAGO']);
+    expect(await t.db.query(`SELECT outcome FROM sandbox_card_charges WHERE reference = $1`, [String(left.id)])).toEqual([{ outcome: 'APPROVED' }]);
+    expect(await balanceOf(t, seller)).toEqual({ available: before.available + 2 * 4277, blocked: before.blocked + 2 * 475, total: before.total + 2 * 4752 });
+
+    await sleep(RECOVERY_AFTER_SECONDS * 1000 + 300);
+    const run = await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({}).expect(200);
+    expect(run.body.recoveredCharges).toBe(1);
+    expect((await renewals()).map((sale) => sale.status)).toEqual(['PAGO', 'PAGO', 'PAGO']);
+    expect(await t.db.query(`SELECT count(*)::int AS n FROM sandbox_card_charges WHERE reference = $1`, [String(left.id)])).toEqual([{ n: 1 }]);
+    // 42.42: 1.69 + 0.39 of fees, 40.34 net, 4.03 held; credited once.
+    expect(await t.db.query(`SELECT account, amount_cents FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [left.id])).toEqual([
+      { account: 'AVAILABLE', amount_cents: '3631' },
+      { account: 'BLOCKED', amount_cents: '403' },
+    ]);
+    expect(await balanceOf(t, seller)).toEqual({ available: before.available + 2 * 4277 + 3631, blocked: before.blocked + 2 * 475 + 403, total: before.total + 2 * 4752 + 4034 });
+    expect(await t.db.query(`SELECT status, successful_billings, last_payment_status FROM subscriptions WHERE id = $1`, [stuck])).toEqual([
+      { status: 'ACTIVE', successful_billings: 2, last_payment_status: 'PAGO' },
+    ]);
+  }, 60_000);
+});
