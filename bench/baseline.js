@@ -77,18 +77,25 @@ function customer(row) {
   return { name: row.customer_name, email: row.customer_email, document: row.customer_document_number ?? '', phone: row.customer_phone ?? '' };
 }
 
+/** The sale's status history, one row per move in the move's transaction (as the service's dashboard needs). */
+const recordStatus = (client, saleId, previous, status) =>
+  client.query('INSERT INTO sale_status_changes (sale_id, previous_status, status) VALUES ($1, $2, $3)', [saleId, previous, status]);
+
 async function insertSale(client, sale, items) {
-  await client.query(
-    `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, installments, customer_name, customer_email,
-                        customer_document_type, customer_document_number, customer_phone, card_token, card_last_four, card_brand,
-                        pix_code, pix_receiver_key, external_transaction_id, expires_at, postback_url, tracking, metadata, shipping)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
-    [
-      sale.id, sale.sellerId, 'PENDENTE', sale.paymentMethod, sale.amountCents, sale.installments, sale.customer.name, sale.customer.email,
-      null, null, sale.customer.phone ?? null, sale.cardToken ?? null, sale.cardLastFour ?? null, sale.cardBrand ?? null,
-      sale.pixCode ?? null, sale.pixReceiverKey ?? null, sale.externalTransactionId ?? null, null, null, {}, null, null,
-    ],
-  );
+  const [row] = (
+    await client.query(
+      `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, installments, customer_name, customer_email,
+                          customer_document_type, customer_document_number, customer_phone, card_token, card_last_four, card_brand,
+                          pix_code, pix_receiver_key, external_transaction_id, expires_at, postback_url, tracking, metadata, shipping)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) RETURNING *`,
+      [
+        sale.id, sale.sellerId, 'PENDENTE', sale.paymentMethod, sale.amountCents, sale.installments, sale.customer.name, sale.customer.email,
+        null, null, sale.customer.phone ?? null, sale.cardToken ?? null, sale.cardLastFour ?? null, sale.cardBrand ?? null,
+        sale.pixCode ?? null, sale.pixReceiverKey ?? null, sale.externalTransactionId ?? null, null, null, {}, null, null,
+      ],
+    )
+  ).rows;
+  await recordStatus(client, sale.id, null, 'PENDENTE');
   for (const [position, item] of items.entries()) {
     await client.query(
       `INSERT INTO sale_items (sale_id, position, title, unit_price_cents, quantity, tangible, product_id, plan_id, plan_name, external_id)
@@ -96,7 +103,7 @@ async function insertSale(client, sale, items) {
       [sale.id, position, item.title, item.unitPrice, item.quantity, item.tangible, null, null, null, null],
     );
   }
-  return (await client.query('SELECT * FROM sales WHERE id = $1 LIMIT 1', [sale.id])).rows[0];
+  return row;
 }
 
 function saleAnswer(row, message, payment) {
@@ -129,6 +136,7 @@ async function createSale(sellerId, body) {
   const opened = await inTransaction(async (client) => {
     const row = await insertSale(client, { id, sellerId, paymentMethod: body.paymentMethod, amountCents, installments: 1, customer: body.customer, cardToken, cardLastFour: body.card.number.slice(-4), cardBrand: 'VISA' }, body.items);
     await client.query(`UPDATE sales SET status = $1, updated_at = now() WHERE id = $2 AND status = $3`, ['EM_PROCESSAMENTO', id, 'PENDENTE']);
+    await recordStatus(client, id, 'PENDENTE', 'EM_PROCESSAMENTO');
     return row;
   });
   const reference = `sale_${id}`;
@@ -148,18 +156,18 @@ async function createSale(sellerId, body) {
               completed_at = $6, reserve_release_due_at = $7, reserve_settled_at = $8, updated_at = now() WHERE id = $9 AND status = $10`,
       [charge.external_id, 'PAGO', feeCents, netCents, reserveCents, new Date(), new Date(Date.now() + 30 * 86_400_000), null, id, 'EM_PROCESSAMENTO'],
     );
+    await recordStatus(client, id, 'EM_PROCESSAMENTO', 'PAGO');
     await postLedger(client, sellerId, 'SALE', id, 'SALE_PAID', [['AVAILABLE', netCents - reserveCents], ['BLOCKED', reserveCents]]);
   });
   return saleAnswer({ ...opened, status: 'PAGO' }, 'Sale created and paid', { method: body.paymentMethod, installments: 1, card: { lastDigits: opened.card_last_four, brand: 'VISA' } });
 }
 
 async function lockBalance(client, sellerId) {
-  await client.query('INSERT INTO balances (seller_id) VALUES ($1) ON CONFLICT (seller_id) DO NOTHING', [sellerId]);
   return (await client.query('SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1 FOR UPDATE', [sellerId])).rows[0];
 }
 
+/** The entries, then the balance moved by the same amounts (its UPDATE takes the row lock, as in the service). */
 async function postLedger(client, sellerId, referenceType, referenceId, kind, movements) {
-  await lockBalance(client, sellerId);
   const values = [];
   const params = [];
   for (const [account, amountCents] of movements) {
@@ -167,7 +175,7 @@ async function postLedger(client, sellerId, referenceType, referenceId, kind, mo
     values.push(`($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6})`);
     params.push(sellerId, account, amountCents, kind, referenceType, String(referenceId));
   }
-  await client.query(`INSERT INTO ledger_entries (seller_id, account, amount_cents, kind, reference_type, reference_id) VALUES ${values.join(', ')} RETURNING id, created_at`, params);
+  await client.query(`INSERT INTO ledger_entries (seller_id, account, amount_cents, kind, reference_type, reference_id) VALUES ${values.join(', ')}`, params);
   const sum = (account) => movements.filter(([a]) => a === account).reduce((total, [, amount]) => total + amount, 0);
   await client.query(
     `UPDATE balances SET available_cents = available_cents + $2, blocked_cents = blocked_cents + $3, updated_at = now()
@@ -193,6 +201,7 @@ async function createCashout(sellerId, body) {
         [sellerId, 'PENDING', amountCents, feeCents, 0, feeCents, amountCents - feeCents, body.pixKey, body.pixKeyType ?? 'CPF'],
       )
     ).rows;
+    await client.query('INSERT INTO withdrawal_status_changes (withdrawal_id, previous_status, status) VALUES ($1, $2, $3)', [inserted.id, null, 'PENDING']);
     const row = (await client.query('SELECT * FROM withdrawals WHERE id = $1 LIMIT 1', [inserted.id])).rows[0];
     await postLedger(client, sellerId, 'WITHDRAWAL', row.id, 'WITHDRAWAL_REQUESTED', [['AVAILABLE', -amountCents], ['BLOCKED', amountCents]]);
     return row;

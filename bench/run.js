@@ -3,7 +3,8 @@
  * `npm run bench`: the service's production build against the bare baseline (bench/baseline.js), side
  * by side on this machine, on one fresh database. For each scenario, service and baseline are driven in
  * turn by autocannon in a separate process (bench/load.js) with the same connections and duration; each
- * run is preceded by a short warm-up that is not counted. Prints req/s, p50/p99, errors, peak RSS and
+ * run is preceded by a short warm-up that is not counted. Prints req/s, p50/p99, errors, peak RSS (and
+ * the median RSS of the run's first and last fifth, to tell growth from a peak) and
  * the cores used by each part (the server, PostgreSQL, Redis, the load generator), and writes
  * bench/results.json.
  *
@@ -11,6 +12,7 @@
  * BENCH_CONNECTIONS [32], BENCH_ROUNDS service/baseline alternations per scenario [1],
  * BENCH_SCENARIOS comma-separated subset of pix,card,transaction,balance,cashout [all],
  * BENCH_WORKERS service processes (2+ runs bench/cluster.js) [1], BENCH_SELLERS seeded sellers [8],
+ * BENCH_SIDES which sides to drive, for quick experiments on one of them [service,baseline],
  * BENCH_CPU_PROF a directory: the service runs with node --cpu-prof and writes its profile there,
  * DATABASE_URL (its server is used; the database is bench-owned, created and dropped), REDIS_URL.
  */
@@ -30,6 +32,7 @@ const settings = {
   workers: Number(env.BENCH_WORKERS || 1),
   sellers: Number(env.BENCH_SELLERS || 8),
   scenarios: (env.BENCH_SCENARIOS || 'pix,card,transaction,balance,cashout').split(',').map((s) => s.trim()).filter(Boolean),
+  sides: (env.BENCH_SIDES || 'service,baseline').split(',').map((s) => s.trim()),
   cpuProfileDir: env.BENCH_CPU_PROF ? path.resolve(env.BENCH_CPU_PROF) : null,
 };
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -111,6 +114,7 @@ async function measure(serverPid, databaseName, loadPidRef, work) {
   const seen = new Map(); // pid -> { part, first, last }
   const pgBackends = new Map(); // pid -> is a backend of the bench database
   let peakRss = 0;
+  const rssSamples = []; // [seconds since start, server RSS bytes]
   const note = (part, p, first) => {
     const entry = seen.get(p.pid);
     if (entry) entry.last = p.ticks;
@@ -119,7 +123,9 @@ async function measure(serverPid, databaseName, loadPidRef, work) {
   const sample = (first) => {
     const processes = allProcesses();
     const server = tree(processes, serverPid);
-    peakRss = Math.max(peakRss, server.reduce((sum, p) => sum + p.rssBytes, 0));
+    const rss = server.reduce((sum, p) => sum + p.rssBytes, 0);
+    peakRss = Math.max(peakRss, rss);
+    rssSamples.push([(Date.now() - started) / 1000, rss]);
     for (const p of server) note('server', p, first);
     for (const p of processes) {
       if (p.comm === 'postgres') {
@@ -130,16 +136,21 @@ async function measure(serverPid, databaseName, loadPidRef, work) {
     const load = loadPidRef.pid && procStat(loadPidRef.pid);
     if (load) note('load', load, first);
   };
+  const started = Date.now();
   sample(true);
   const timer = setInterval(() => sample(false), 250);
-  const started = Date.now();
   const result = await work();
   clearInterval(timer);
   sample(false);
   const seconds = (Date.now() - started) / 1000;
   const cores = { server: 0, postgres: 0, redis: 0, load: 0 };
   for (const entry of seen.values()) cores[entry.part] += (entry.last - entry.first) / TICKS_PER_SECOND / seconds;
-  return { result, peakRss, cores };
+  // RSS over the run: the median of its first and of its last fifth, to tell growth from a peak.
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const fifth = seconds / 5;
+  const rssFirst = median(rssSamples.filter(([at]) => at <= fifth).map(([, rss]) => rss));
+  const rssLast = median(rssSamples.filter(([at]) => at >= seconds - fifth).map(([, rss]) => rss));
+  return { result, peakRss, rssFirst, rssLast, cores };
 }
 
 function startProcess(label, args, extraEnv) {
@@ -234,6 +245,8 @@ function summarize(side, scenarioName, measured) {
     non2xx,
     statusCodes: r.statusCodeStats,
     peakRssMiB: Math.round(measured.peakRss / 1048576),
+    rssFirstFifthMiB: Math.round(measured.rssFirst / 1048576),
+    rssLastFifthMiB: Math.round(measured.rssLast / 1048576),
     cores: Object.fromEntries(Object.entries(measured.cores).map(([k, v]) => [k, Math.round(v * 100) / 100])),
   };
 }
@@ -283,7 +296,7 @@ async function main() {
     const sides = [
       { side: 'service', base: serviceBase, pid: service.pid },
       { side: 'baseline', base: baselineBase, pid: baseline.pid },
-    ];
+    ].filter((target) => settings.sides.includes(target.side));
     for (const name of settings.scenarios) {
       const scenario = SCENARIOS[name];
       if (!scenario) throw new Error(`unknown scenario ${name}`);
@@ -295,7 +308,7 @@ async function main() {
           const row = { ...summarize(target.side, name, measured), round: round + 1, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) };
           results.push(row);
           console.log(
-            `  ${scenario.title.padEnd(28)} ${target.side.padEnd(8)} ${String(row.requestsPerSecond).padStart(8)} req/s  p50 ${row.latencyMs.p50} ms  p99 ${row.latencyMs.p99} ms  errors ${row.errors}  rss ${row.peakRssMiB} MiB  cores server ${row.cores.server} pg ${row.cores.postgres} load ${row.cores.load}`,
+            `  ${scenario.title.padEnd(28)} ${target.side.padEnd(8)} ${String(row.requestsPerSecond).padStart(8)} req/s  p50 ${row.latencyMs.p50} ms  p99 ${row.latencyMs.p99} ms  errors ${row.errors}  rss ${row.peakRssMiB} MiB (${row.rssFirstFifthMiB} → ${row.rssLastFifthMiB})  cores server ${row.cores.server} pg ${row.cores.postgres} load ${row.cores.load}`,
           );
         }
       }
@@ -308,7 +321,8 @@ async function main() {
     await maintenance.end();
   }
 
-  const table = settings.scenarios.map((name) => {
+  const bothSides = ['service', 'baseline'].every((side) => settings.sides.includes(side));
+  const table = (bothSides ? settings.scenarios : []).map((name) => {
     const of = (side) => results.filter((r) => r.scenario === name && r.side === side);
     const mean = (rows, pick) => rows.reduce((sum, r) => sum + pick(r), 0) / rows.length;
     const s = of('service');
