@@ -140,12 +140,18 @@ async function createSale(sellerId, body) {
     return row;
   });
   const reference = `sale_${id}`;
-  await pool.query(
-    `INSERT INTO sandbox_card_charges (reference, kind, outcome, amount_cents, installments, external_id)
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING`,
-    [reference, 'FIRST', 'APPROVED', amountCents, 1, `sbx_ch_${reference}_${randomBytes(6).toString('hex')}`],
-  );
-  const charge = (await pool.query('SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1', [reference])).rows[0];
+  const charge = (
+    await pool.query(
+      `WITH inserted AS (
+         INSERT INTO sandbox_card_charges (reference, kind, outcome, amount_cents, installments, external_id)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING
+         RETURNING outcome, external_id)
+       SELECT outcome, external_id FROM inserted
+       UNION ALL
+       SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+      [reference, 'FIRST', 'APPROVED', amountCents, 1, `sbx_ch_${reference}_${randomBytes(6).toString('hex')}`],
+    )
+  ).rows[0];
   const feeCents = Math.floor((amountCents * 399 + 5000) / 10000) + 39;
   const netCents = amountCents - feeCents;
   const reserveCents = Math.floor((netCents * 1000 + 5000) / 10000);

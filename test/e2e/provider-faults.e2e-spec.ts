@@ -5,6 +5,7 @@ import { ServiceProcess, startServiceProcess } from './setup/processes';
 import { recordReliability } from './setup/reliability-report';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
+import { PAYMENT_PROVIDER, PaymentProvider } from '../../src/providers/payment-provider.port';
 
 /** The recovery job's age threshold in these tests (PROVIDER_RECOVERY_AFTER_SECONDS), by the real clock. */
 const RECOVERY_AFTER_SECONDS = 2;
@@ -265,6 +266,27 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
       expect(await charges(saleId)).toBe(0);
       expect((await statusOf(saleId)).status).toBe('FALHA');
       expect(await balanceOf(t, seller)).toEqual(before);
+    } finally {
+      await drop();
+    }
+  }, 30_000);
+
+  it('sandbox acquirer: a charge whose reference is voided while its insert is under way answers FAILED (voided), not an error', async () => {
+    const provider = t.app.get<PaymentProvider>(PAYMENT_PROVIDER);
+    const reference = `late-${Date.now()}`;
+    const { token } = await provider.tokenizeCard({ number: '4111111111111111', holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
+    const drop = await withTrigger('fault_acquirer_slow_2', 'INSERT', 'sandbox_card_charges', `NEW.amount_cents = 4646`, `PERFORM pg_sleep(2)`);
+    try {
+      const charging = provider.chargeCard({ reference, token, amountCents: 4646, installments: 1, kind: 'FIRST' });
+      const settled = charging.then((result) => ({ result }), (error: unknown) => ({ error }));
+      await until('the charge to be on its way', async () => {
+        const rows: unknown[] = await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [databaseName()]);
+        return rows.length > 0;
+      });
+      // Committed after the charge's statement began: outside its snapshot, yet it is what stands.
+      expect(await provider.voidCharge(reference)).toBeNull();
+      expect(await settled).toEqual({ result: { outcome: 'FAILED', externalId: `sbx_void_${reference}`, reason: expect.stringContaining('voided') } });
+      expect(await provider.findCharge(reference)).toBeNull();
     } finally {
       await drop();
     }

@@ -74,12 +74,19 @@ export class SandboxPaymentProvider implements PaymentProvider {
   async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
     const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
     const outcome = match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
-    await this.dataSource.query(
-      `INSERT INTO sandbox_card_charges (reference, kind, outcome, amount_cents, installments, external_id)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING`,
+    // One statement: the new charge, or the one already recorded under this reference. A row inserted by a
+    // concurrent charge of the same reference is outside this statement's snapshot; it is read again then.
+    const [recorded]: ChargeRow[] = await this.dataSource.query(
+      `WITH inserted AS (
+         INSERT INTO sandbox_card_charges (reference, kind, outcome, amount_cents, installments, external_id)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING
+         RETURNING outcome, external_id)
+       SELECT outcome, external_id FROM inserted
+       UNION ALL
+       SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
       [request.reference, request.kind, outcome, request.amountCents, request.installments, `sbx_ch_${request.reference}_${randomBytes(6).toString('hex')}`],
     );
-    const row = (await this.row(request.reference)) as ChargeRow;
+    const row = recorded ?? ((await this.row(request.reference)) as ChargeRow);
     return row.outcome === 'VOIDED' ? { outcome: 'FAILED', externalId: row.external_id, reason: VOIDED_REASON } : toResult({ ...row, outcome: row.outcome });
   }
 
