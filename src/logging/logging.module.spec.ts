@@ -22,6 +22,22 @@ describe('the logged URL', () => {
     expect(maskUrlForLog('/dashboard/invitation/q8WAbCdEfGhIjKlq8WAbCdEfGhIjKl', mask)).toBe('/dashboard/invitation/[redacted]');
   });
 
+  it('still decodes the rest of a URL that holds one bad percent-escape, and a secret encoded twice', () => {
+    expect(maskUrlForLog('/api/seller?bad=%E0%A4%A&token=%73k_Zk3v9Qm1AbCdEfGhIjKlMn', mask)).toBe('/api/seller?bad=%E0%A4%A&token=[redacted]');
+    expect(maskUrlForLog('/api/seller?bad=%ZZ&card=%35555555555554444', mask)).toBe('/api/seller?bad=%ZZ&card=[redacted]');
+    expect(maskUrlForLog(`/api/seller?bad=%&t=${ADMIN_TOKEN.replace('-', '%2D')}`, mask)).toBe('/api/seller?bad=%&t=[redacted]');
+    expect(maskUrlForLog('/api/seller?token=%2573k_Zk3v9Qm1AbCdEfGhIjKlMn', mask)).toBe('/api/seller?token=[redacted]');
+  });
+
+  it('masks a card number written in groups (spaces, dashes, plus signs), and keeps dates and short groups', () => {
+    expect(maskUrlForLog('/dashboard/sales?search=5555%205555%205555%204444&page=2', mask)).toBe('/dashboard/sales?search=[redacted]&page=2');
+    expect(maskUrlForLog('/dashboard/sales?search=5555-5555-5555-4444', mask)).toBe('/dashboard/sales?search=[redacted]');
+    expect(maskUrlForLog('/dashboard/sales?search=5555+5555+5555+4444', mask)).toBe('/dashboard/sales?search=[redacted]');
+    expect(maskUrlForLog('/dashboard/sales?startDate=2026-11-23&endDate=2026-11-30&search=11 98765-4321', mask)).toBe(
+      '/dashboard/sales?startDate=2026-11-23&endDate=2026-11-30&search=11 98765-4321',
+    );
+  });
+
   it('leaves a public key and ordinary values as they are', () => {
     expect(maskUrlForLog('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2', mask)).toBe('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2');
   });
