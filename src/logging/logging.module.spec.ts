@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { logMask, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
+import { logMask, maskPathFields, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
 
 const ADMIN_TOKEN = 'admin-token-0123456789';
 const mask = logMask([ADMIN_TOKEN, null]);
@@ -40,6 +40,20 @@ describe('the logged URL', () => {
 
   it('leaves a public key and ordinary values as they are', () => {
     expect(maskUrlForLog('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2', mask)).toBe('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2');
+  });
+});
+
+describe('other lines', () => {
+  it('name a request path or URL masked (the error filters log the path of a 5xx)', () => {
+    const format = maskPathFields(mask);
+    expect(format({ requestId: 'r', path: '/api/transactions/5555555555554444', url: '/dashboard/invitation/q8WAbCdEfGhIjKl', n: 1 })).toEqual({
+      requestId: 'r',
+      path: '/api/transactions/[redacted]',
+      url: '/dashboard/invitation/[redacted]',
+      n: 1,
+    });
+    const plain = { requestId: 'r', saleId: 5 };
+    expect(format(plain)).toBe(plain);
   });
 });
 

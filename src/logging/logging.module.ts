@@ -161,13 +161,30 @@ export function requestLogMiddleware(lines: Logger, mask: LogMask): RequestLogMi
   };
 }
 
+/**
+ * The root logger's line formatter: the request path or URL a line names (the error filters log
+ * `path: request.path` with a 5xx or a 503) is masked like the request line's URL, since a client can put
+ * a card number, a private key or an invitation token in it.
+ */
+export function maskPathFields(mask: LogMask): (object: Record<string, unknown>) => Record<string, unknown> {
+  return (object) => {
+    const { path, url } = object;
+    if (typeof path !== 'string' && typeof url !== 'string') return object;
+    return {
+      ...object,
+      ...(typeof path === 'string' ? { path: maskUrlForLog(path, mask) } : {}),
+      ...(typeof url === 'string' ? { url: maskUrlForLog(url, mask) } : {}),
+    };
+  };
+}
+
 function createRequestLogging(config: AppConfig): RequestLogging {
   const { current, previous } = config.encryptionKeyring;
   const mask = logMask([config.adminToken, ...[current, ...previous].map((key) => key.toString('hex'))]);
   const destination = config.logFile
     ? pino.destination({ dest: config.logFile, append: true, mkdir: true, sync: false })
     : pino.destination({ dest: 1, sync: true });
-  const root = pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED } }, destination);
+  const root = pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) } }, destination);
   const lines = pino({ level: config.logLevel }, destination);
   return { root, middleware: requestLogMiddleware(lines, mask) };
 }
