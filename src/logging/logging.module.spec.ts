@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { logMask, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
+import { logMask, maskPathFields, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
 
 const ADMIN_TOKEN = 'admin-token-0123456789';
 const mask = logMask([ADMIN_TOKEN, null]);
@@ -22,8 +22,38 @@ describe('the logged URL', () => {
     expect(maskUrlForLog('/dashboard/invitation/q8WAbCdEfGhIjKlq8WAbCdEfGhIjKl', mask)).toBe('/dashboard/invitation/[redacted]');
   });
 
+  it('still decodes the rest of a URL that holds one bad percent-escape, and a secret encoded twice', () => {
+    expect(maskUrlForLog('/api/seller?bad=%E0%A4%A&token=%73k_Zk3v9Qm1AbCdEfGhIjKlMn', mask)).toBe('/api/seller?bad=%E0%A4%A&token=[redacted]');
+    expect(maskUrlForLog('/api/seller?bad=%ZZ&card=%35555555555554444', mask)).toBe('/api/seller?bad=%ZZ&card=[redacted]');
+    expect(maskUrlForLog(`/api/seller?bad=%&t=${ADMIN_TOKEN.replace('-', '%2D')}`, mask)).toBe('/api/seller?bad=%&t=[redacted]');
+    expect(maskUrlForLog('/api/seller?token=%2573k_Zk3v9Qm1AbCdEfGhIjKlMn', mask)).toBe('/api/seller?token=[redacted]');
+  });
+
+  it('masks a card number written in groups (spaces, dashes, plus signs), and keeps dates and short groups', () => {
+    expect(maskUrlForLog('/dashboard/sales?search=5555%205555%205555%204444&page=2', mask)).toBe('/dashboard/sales?search=[redacted]&page=2');
+    expect(maskUrlForLog('/dashboard/sales?search=5555-5555-5555-4444', mask)).toBe('/dashboard/sales?search=[redacted]');
+    expect(maskUrlForLog('/dashboard/sales?search=5555+5555+5555+4444', mask)).toBe('/dashboard/sales?search=[redacted]');
+    expect(maskUrlForLog('/dashboard/sales?startDate=2026-11-23&endDate=2026-11-30&search=11 98765-4321', mask)).toBe(
+      '/dashboard/sales?startDate=2026-11-23&endDate=2026-11-30&search=11 98765-4321',
+    );
+  });
+
   it('leaves a public key and ordinary values as they are', () => {
     expect(maskUrlForLog('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2', mask)).toBe('/api/seller?key=pk_Zk3v9Qm1AbCdEfGhIjKlMn&page=2');
+  });
+});
+
+describe('other lines', () => {
+  it('name a request path or URL masked (the error filters log the path of a 5xx)', () => {
+    const format = maskPathFields(mask);
+    expect(format({ requestId: 'r', path: '/api/transactions/5555555555554444', url: '/dashboard/invitation/q8WAbCdEfGhIjKl', n: 1 })).toEqual({
+      requestId: 'r',
+      path: '/api/transactions/[redacted]',
+      url: '/dashboard/invitation/[redacted]',
+      n: 1,
+    });
+    const plain = { requestId: 'r', saleId: 5 };
+    expect(format(plain)).toBe(plain);
   });
 });
 

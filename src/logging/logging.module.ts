@@ -12,6 +12,9 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRET_SHAPE = /(sk|whsec)_[A-Za-z0-9_-]{8,}/g;
 /** Runs of digits as long as a card number: masked when they pass the Luhn check. */
 const DIGIT_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
+/** Groups of digits joined by single spaces, dashes or plus signs (a URL's space): a card number as people write it. */
+const GROUPED_DIGITS = /\d+(?:[ +-]\d+)+/g;
+const GROUP_SEPARATOR = /[ +-]/;
 const REDACTED = '[redacted]';
 /** Invitation tokens travel in the dashboard link's path. */
 const INVITATION_PATH = /(\/dashboard\/invitation\/)[^/?#\s"]+/gi;
@@ -29,19 +32,60 @@ export function logMask(literals: Array<string | null | undefined>): LogMask {
     let masked = text
       .replace(SECRET_SHAPE, REDACTED)
       .replace(DIGIT_RUN, (run) => (isLuhnValid(run) ? REDACTED : run))
+      .replace(GROUPED_DIGITS, maskGroupedCard)
       .replace(INVITATION_PATH, `$1${REDACTED}`);
     for (const secret of secrets) if (masked.includes(secret)) masked = masked.split(secret).join(REDACTED);
     return masked;
   };
 }
 
-/** A URL masked both as sent and percent-decoded (`%73k_…` is `sk_…`); the decoded form is logged if it held something. */
+/**
+ * Consecutive groups of a grouped run whose digits (12 to 19) pass the Luhn check are masked as one; the
+ * other groups, and the separators between them, are kept ("12 5555 5555 5555 4444" is "12 [redacted]").
+ */
+function maskGroupedCard(run: string): string {
+  const groups = run.split(GROUP_SEPARATOR);
+  const separators = run.match(/[ +-]/g) as string[];
+  const masked = groups.map(() => false);
+  for (let first = 0; first < groups.length; first += 1) {
+    let digits = '';
+    for (let last = first; last < groups.length && digits.length < 19; last += 1) {
+      digits += groups[last];
+      if (isLuhnValid(digits)) masked.fill(true, first, last + 1);
+    }
+  }
+  if (!masked.includes(true)) return run;
+  let out = '';
+  groups.forEach((group, i) => {
+    if (i > 0 && !(masked[i - 1] && masked[i])) out += separators[i - 1];
+    if (!masked[i]) out += group;
+    else if (i === 0 || !masked[i - 1]) out += REDACTED;
+  });
+  return out;
+}
+
+/** Percent-escapes decoded run by run; in a run that is not UTF-8, the ASCII escapes alone (the rest kept as sent). Never throws. */
+function decodeLeniently(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run.replace(/%[0-7][0-9A-Fa-f]/g, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
+    }
+  });
+}
+
+/**
+ * A URL masked both as sent and percent-decoded (`%73k_…` is `sk_…`, `%2573k_…` twice); the decoded form
+ * is logged if it held something. Each escape is decoded on its own, so that one bad escape (`%E0%A4%A`)
+ * cannot keep the rest of the URL from being decoded and checked.
+ */
 export function maskUrlForLog(url: string, mask: LogMask): string {
   let decoded = url;
-  try {
-    decoded = decodeURIComponent(url);
-  } catch {
-    // a bad percent-encoding: masked as sent
+  for (let round = 0; round < 3; round += 1) {
+    const next = decodeLeniently(decoded);
+    if (next === decoded) break;
+    decoded = next;
   }
   const maskedDecoded = mask(decoded);
   return maskedDecoded !== decoded || decoded === url ? maskedDecoded : mask(url);
@@ -117,13 +161,30 @@ export function requestLogMiddleware(lines: Logger, mask: LogMask): RequestLogMi
   };
 }
 
+/**
+ * The root logger's line formatter: the request path or URL a line names (the error filters log
+ * `path: request.path` with a 5xx or a 503) is masked like the request line's URL, since a client can put
+ * a card number, a private key or an invitation token in it.
+ */
+export function maskPathFields(mask: LogMask): (object: Record<string, unknown>) => Record<string, unknown> {
+  return (object) => {
+    const { path, url } = object;
+    if (typeof path !== 'string' && typeof url !== 'string') return object;
+    return {
+      ...object,
+      ...(typeof path === 'string' ? { path: maskUrlForLog(path, mask) } : {}),
+      ...(typeof url === 'string' ? { url: maskUrlForLog(url, mask) } : {}),
+    };
+  };
+}
+
 function createRequestLogging(config: AppConfig): RequestLogging {
   const { current, previous } = config.encryptionKeyring;
   const mask = logMask([config.adminToken, ...[current, ...previous].map((key) => key.toString('hex'))]);
   const destination = config.logFile
     ? pino.destination({ dest: config.logFile, append: true, mkdir: true, sync: false })
     : pino.destination({ dest: 1, sync: true });
-  const root = pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED } }, destination);
+  const root = pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) } }, destination);
   const lines = pino({ level: config.logLevel }, destination);
   return { root, middleware: requestLogMiddleware(lines, mask) };
 }

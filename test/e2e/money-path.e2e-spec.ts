@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { canonicalJson } from '../../src/idempotency/idempotency.service';
 import { createSeller, TestSeller } from './setup/factories';
@@ -112,12 +113,25 @@ describe('Money path under bursts, on a pool of 5 connections (issue 8)', () => 
   });
 });
 
+/** The first line of the run's log (every app of the e2e run logs into LOG_FILE) holding both strings, once it is there. */
+async function logLineWith(requestId: string, text: string): Promise<string> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    const line = readFileSync(process.env.LOG_FILE as string, 'utf8')
+      .split('\n')
+      .find((candidate) => candidate.includes(requestId) && candidate.includes(text));
+    if (line || Date.now() > deadline) return line ?? '';
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('A request that gets no connection in time (issue 8)', () => {
   let t: TestApp;
   let own: DataSource;
 
   beforeAll(async () => {
     t = await startApp({ DB_POOL_SIZE: '1', DB_POOL_ACQUIRE_TIMEOUT_MS: '300', DB_LOCK_TIMEOUT_MS: '10000' });
+    t.app.flushLogs(); // Nest's Logger buffers until listen() (supertest never calls it): its lines go to LOG_FILE from here on
     own = await ownConnection();
   });
   afterAll(async () => {
@@ -157,6 +171,14 @@ describe('A request that gets no connection in time (issue 8)', () => {
       retryAfter: '1',
       error: 'SERVICE_UNAVAILABLE',
     });
+
+    // A key pair not yet cached is read from PostgreSQL: refused 503 too, and its line names the path masked.
+    const unknownKeys = { 'X-Api-Public-Key': 'pk_e2eBusyPath000000000000', 'X-Api-Private-Key': 'sk_e2eBusyPath000000000000' };
+    const misplaced = await t.http.get('/api/transactions/5555555555554444').set(unknownKeys);
+    expect(misplaced.status).toBe(503);
+    const refusal = await logLineWith(misplaced.body.requestId as string, 'database busy');
+    expect(refusal).toContain('/api/transactions/[redacted]');
+    expect(refusal).not.toContain('5555555555554444');
 
     await holder.commitTransaction();
     await holder.release();
