@@ -67,6 +67,9 @@ export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void
 /** Everything the running service and the e2e tests share on top of AppModule. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.useLogger(app.get(Logger));
+  // What was buffered while the modules started is written now, and nothing more is buffered: Nest flushes
+  // only in listen(), which an app served through supertest never calls, so its lines would stay in memory.
+  app.flushLogs();
   app.use(app.get(MetricsService).requestTimer());
   // Security headers (nosniff, frame denial, HSTS, no referrer…). The API answers JSON; the CSP is left to
   // the HTML pages: /docs, whose Swagger UI needs inline scripts, and /dashboard, which sets its own. No CORS: browsers must not call the
