@@ -6,6 +6,7 @@ import { recordReliability } from './setup/reliability-report';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 import { PAYMENT_PROVIDER, PaymentProvider } from '../../src/providers/payment-provider.port';
+import { cents } from '../../src/domain/money';
 
 /** The recovery job's age threshold in these tests (PROVIDER_RECOVERY_AFTER_SECONDS), by the real clock. */
 const RECOVERY_AFTER_SECONDS = 2;
@@ -277,7 +278,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     const { token } = await provider.tokenizeCard({ number: '4111111111111111', holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
     const drop = await withTrigger('fault_acquirer_slow_2', 'INSERT', 'sandbox_card_charges', `NEW.amount_cents = 4646`, `PERFORM pg_sleep(2)`);
     try {
-      const charging = provider.chargeCard({ reference, token, amountCents: 4646, installments: 1, kind: 'FIRST' });
+      const charging = provider.chargeCard({ reference, token, amountCents: cents(4646), installments: 1, kind: 'FIRST' });
       const settled = charging.then((result) => ({ result }), (error: unknown) => ({ error }));
       await until('the charge to be on its way', async () => {
         const rows: unknown[] = await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep'`, [databaseName()]);
