@@ -142,15 +142,15 @@ export class SaleTransitionsService {
     });
     const releasedReserves = await this.dataSource.transaction(async (manager) => {
       const ids = await this.sales.claimReservesDue(now, sellerId, BATCH, manager);
-      const sales = await this.sales.findByIdsForUpdate(ids, manager);
-      let released = 0;
-      for (const sale of sales) {
-        if (!sale.reserveAmountCents) continue;
-        await this.sales.update(sale.id, { reserveSettledAt: now }, manager);
-        await this.ledger.post(manager, { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents) });
-        released += 1;
-      }
-      return released;
+      const due = (await this.sales.findByIdsForUpdate(ids, manager)).flatMap((sale) => (sale.reserveAmountCents ? [{ ...sale, reserveAmountCents: sale.reserveAmountCents }] : []));
+      for (const sale of due) await this.sales.update(sale.id, { reserveSettledAt: now }, manager);
+      // One posting for the batch: its sellers' balances are locked in seller order, as a billing batch
+      // locks them, so two instances (or this job and billing) cannot wait on each other's sellers.
+      await this.ledger.postMany(
+        manager,
+        due.map((sale) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents) })),
+      );
+      return due.length;
     });
     const recoveredCharges = await this.recoverCharges(sellerId);
     return { expiredSales, releasedReserves, recoveredCharges };

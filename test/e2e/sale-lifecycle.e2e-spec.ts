@@ -1,6 +1,7 @@
 import { createSeller, TestSeller } from './setup/factories';
 import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
+import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
 
 type Step = [event: string, status: string, available: number, blocked: number];
 
@@ -109,6 +110,32 @@ describe('Sale lifecycle and its ledger (spec 3.1, platform.md §3-§4)', () => 
     expect(run.body).toMatchObject({ releasedReserves: 1 });
     expect(await balanceOf(t, seller)).toEqual({ available: 9562, blocked: 0, total: 9562 });
     await walk(seller, late.id, [['REFUNDED', 'ESTORNADO', 0, 0]]);
+  });
+
+  it('reserves of several sellers due together are released in one run, each to its own seller, entry by entry', async () => {
+    const sellers = [await createSeller(t), await createSeller(t)];
+    const sales: Array<{ seller: TestSeller; id: number }> = [];
+    for (let i = 0; i < 6; i += 1) {
+      const seller = sellers[i % 2]; // interleaved, so the run meets the sellers in turn
+      sales.push({ seller, id: (await createSale(t, seller, saleBody('CREDIT_CARD'))).id });
+    }
+    for (const seller of sellers) expect(await balanceOf(t, seller)).toEqual({ available: 3 * 8606, blocked: 3 * 956, total: 3 * 9562 });
+    const transitions = t.app.get(SaleTransitionsService);
+    const summary = await transitions.runDueWork(new Date(Date.now() + 31 * 86_400_000), null);
+    expect(summary.releasedReserves).toBeGreaterThanOrEqual(6); // other tests' sellers may have reserves due too
+    for (const seller of sellers) expect(await balanceOf(t, seller)).toEqual({ available: 3 * 9562, blocked: 0, total: 3 * 9562 });
+    const releases: Array<{ reference_id: string; seller_id: number; account: string; amount_cents: string }> = await t.db.query(
+      `SELECT reference_id, seller_id, account, amount_cents FROM ledger_entries
+        WHERE reference_type = 'SALE' AND reference_id = ANY($1) AND kind = 'RESERVE_RELEASED' ORDER BY reference_id::bigint, account`,
+      [sales.map((sale) => String(sale.id))],
+    );
+    expect(releases.map((row) => ({ ...row, amount_cents: Number(row.amount_cents) }))).toEqual(
+      sales.flatMap(({ seller, id }) => [
+        { reference_id: String(id), seller_id: seller.id, account: 'AVAILABLE', amount_cents: 956 },
+        { reference_id: String(id), seller_id: seller.id, account: 'BLOCKED', amount_cents: -956 },
+      ]),
+    );
+    expect((await transitions.runDueWork(new Date(Date.now() + 31 * 86_400_000), null)).releasedReserves).toBe(0); // released once
   });
 
   it('CREDIT_CARD: a failed charge (test card …0119) can be paid by the retry; a refused one is final', async () => {
