@@ -1,3 +1,4 @@
+import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
 import { SubscriptionsService } from '../../src/subscriptions/subscriptions.service';
 import { createSeller, TestSeller } from './setup/factories';
 import { Receiver } from './setup/receiver';
@@ -262,6 +263,49 @@ describe('Subscription billing in batches (issue 11)', () => {
       { id: free, current_period: 1, total_billings: 2 },
     ]);
   });
+
+  it('charges every card of a batch whose charges take longer than the recovery threshold in all: none is voided by the recovery job while it waits its turn', async () => {
+    const seller = await createSeller(t);
+    const count = 24; // 6 rounds of BILLING_CONCURRENCY / 2 charges at once
+    for (let i = 0; i < count; i += 1) await subscribe(seller, 'CREDIT_CARD', { amount: 3131 });
+    await fixDates(seller);
+    const before = await balanceOf(t, seller);
+    // A slow acquirer: each renewal charge takes 0.5 s, so the batch's last charges go out about 3 s after
+    // their sales were committed EM_PROCESSAMENTO, past the recovery threshold (2 s).
+    await t.db.query(`CREATE FUNCTION slow_acquirer() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
+    await t.db.query(`CREATE TRIGGER slow_acquirer BEFORE INSERT ON sandbox_card_charges FOR EACH ROW WHEN (NEW.kind = 'RENEWAL' AND NEW.amount_cents = 3131) EXECUTE FUNCTION slow_acquirer()`);
+    const recovery = t.app.get(SaleTransitionsService);
+    let billingDone = false;
+    const recovering = (async () => {
+      // The recovery job, as the scheduler runs it meanwhile (every minute in production; often here).
+      while (!billingDone) {
+        await recovery.recoverCharges(seller.id);
+        await sleep(200);
+      }
+    })();
+    try {
+      expect((await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).renewals).toBe(count);
+    } finally {
+      billingDone = true;
+      await recovering;
+      await t.db.query(`DROP TRIGGER slow_acquirer ON sandbox_card_charges`);
+      await t.db.query(`DROP FUNCTION slow_acquirer()`);
+    }
+    const [sales] = await t.db.query(
+      `SELECT count(*)::int AS sales, count(*) FILTER (WHERE status = 'PAGO')::int AS paid FROM sales WHERE seller_id = $1 AND billing_period = 1`,
+      [seller.id],
+    );
+    expect(sales).toEqual({ sales: count, paid: count });
+    const [charges] = await t.db.query(
+      `SELECT count(*) FILTER (WHERE c.outcome = 'APPROVED')::int AS approved, count(*) FILTER (WHERE c.outcome = 'VOIDED')::int AS voided
+         FROM sandbox_card_charges c JOIN sales s ON c.reference = s.id::text WHERE s.seller_id = $1 AND s.billing_period = 1`,
+      [seller.id],
+    );
+    expect(charges).toEqual({ approved: count, voided: 0 });
+    expect(await t.db.query(`SELECT count(*)::int AS n FROM subscriptions WHERE seller_id = $1 AND status = 'ACTIVE' AND successful_billings = 2`, [seller.id])).toEqual([{ n: count }]);
+    // 31.31: 1.25 + 0.39 of fees, 29.67 net, 2.97 held.
+    expect(await balanceOf(t, seller)).toEqual({ available: before.available + count * 2670, blocked: before.blocked + count * 297, total: before.total + count * 2967 });
+  }, 60_000);
 
   it('leaves a renewal whose outcome could not be saved EM_PROCESSAMENTO with its one charge, the rest of the batch paid; the recovery job pays it once', async () => {
     const seller = await createSeller(t);
