@@ -304,7 +304,9 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const concurrency = Math.floor(this.billingConcurrency / lanes);
     const lane = async () => {
       for (;;) {
-        const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH);
+        // Those billed already are not claimed again: still due (a failure, a period written elsewhere), they would
+        // come first in every claim and, 500 of them, fill it, leaving whatever falls due after them unbilled.
+        const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH, [...seen]);
         const ids = claimed.filter((id) => !seen.has(id));
         try {
           if (ids.length === 0) return;

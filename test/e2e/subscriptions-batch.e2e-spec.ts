@@ -264,6 +264,34 @@ describe('Subscription billing in batches (issue 11)', () => {
     ]);
   });
 
+  it('bills a subscription due after 500 that stay due (their period written elsewhere): they do not fill every claim of the run', async () => {
+    const seller = await createSeller(t);
+    const template = await subscribe(seller, 'CREDIT_CARD', { amount: 2990 });
+    const normal = await subscribe(seller, 'CREDIT_CARD', { amount: 1990 });
+    await t.db.query(
+      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
+       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
+         FROM subscriptions, generate_series(1, 499) WHERE id = $1`,
+      [template],
+    );
+    await fixDates(seller);
+    // 500 subscriptions due a day before the last one, each with its period 1 written already.
+    await t.db.query(`UPDATE subscriptions SET next_billing_date = $2 WHERE seller_id = $1 AND amount_cents = 2990`, [seller.id, new Date(DUE.getTime() - DAY)]);
+    // Period 1 of every 29.90 subscription written already (the state the 'skips a period' test leaves).
+    await t.db.query(
+      `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+       SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
+         FROM subscriptions WHERE seller_id = $1 AND amount_cents = 2990`,
+      [seller.id],
+    );
+    expect(await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).toEqual({ renewals: 1, retries: 0, cancelled: 0, pastDue: 0 });
+    expect(await t.db.query(`SELECT u.current_period, s.status FROM sales s JOIN subscriptions u ON u.id = s.subscription_id WHERE u.id = $1 AND s.billing_period = 1`, [normal])).toEqual([{ current_period: 1, status: 'PAGO' }]);
+  }, 60_000);
+
   it('charges every card of a batch whose charges take longer than the recovery threshold in all: none is voided by the recovery job while it waits its turn', async () => {
     const seller = await createSeller(t);
     const count = 24; // 6 rounds of BILLING_CONCURRENCY / 2 charges at once
