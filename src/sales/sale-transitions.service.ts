@@ -238,6 +238,22 @@ export class SaleTransitionsService {
   }
 
   /**
+   * Card sales of a billing batch committed EM_PROCESSAMENTO whose charges are still to be made, kept
+   * from the recovery job (its lease, renewed by the batch while it charges): a batch sends its charges
+   * `concurrency` at a time, so its last ones may go out after PROVIDER_RECOVERY_AFTER_SECONDS, and the
+   * recovery would void them first (the charge then refused, a good card's renewal failed). Through the
+   * caller's manager when given (the transaction that opens them).
+   */
+  holdFromRecovery(saleIds: number[], manager?: EntityManager): Promise<void> {
+    return this.sales.holdFromRecovery(saleIds, manager);
+  }
+
+  /** The batch's charges made (or given up): its sales left EM_PROCESSAMENTO go back to the recovery job at once. */
+  releaseFromRecoveryHold(saleIds: number[]): Promise<void> {
+    return this.sales.releaseFromRecoveryHold(saleIds);
+  }
+
+  /**
    * The acquirer's answers to many card charges in one transaction (the second commit around a billing
    * batch's charges), with the same result as applyChargeOutcome for each: the sales locked, those
    * EM_PROCESSAMENTO moved by their answers at once (moveMany), any other one by applyCharge (a sale the

@@ -304,6 +304,23 @@ export class SalesRepository {
     );
     return rows.map((row) => row.id);
   }
+
+  /**
+   * Takes claimStuckInProcessing's lease (provider_checked_at, a minute) on these sales still
+   * EM_PROCESSAMENTO: the recovery job leaves them alone while a billing batch has their charges still
+   * to make. Renewed while the batch runs; given back by releaseFromRecoveryHold.
+   */
+  async holdFromRecovery(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(`UPDATE sales SET provider_checked_at = now() WHERE id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO'`, [ids]);
+  }
+
+  /** Gives these sales back to the recovery job at once: those still EM_PROCESSAMENTO are then resolved by their age alone. */
+  async releaseFromRecoveryHold(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.query(`UPDATE sales SET provider_checked_at = NULL WHERE id = ANY($1::int[])`, [ids]);
+  }
+
   // ---- batches (the subscription billing) ----
 
   /** `count` new sale ids from the sequence, in one round trip. */

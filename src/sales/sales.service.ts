@@ -336,6 +336,11 @@ export class SalesService {
     const sent = new Map(
       (await this.transitions.moveMany(manager, cards.map((sale) => ({ sale, event: 'SENT_TO_ACQUIRER' as const })), now, schedules)).map((sale) => [sale.id, sale]),
     );
+    // Charged by the caller after the commit, `concurrency` at a time: out of the recovery job's reach until then.
+    await this.transitions.holdFromRecovery(
+      cards.map((sale) => sale.id),
+      manager,
+    );
     // A PIX renewal is announced to the subscription's postbackUrl: the customer has a new code to pay.
     const announced = written.filter((sale) => sale.paymentMethod === 'PIX' && sale.postbackUrl);
     const items = await this.sales.itemsOfMany(announced.map((sale) => sale.id), manager);

@@ -26,12 +26,13 @@ const BILLING_DUE_AT = `LEAST(scheduled_cancellation_date,
   CASE WHEN status = 'PAST_DUE' THEN CASE WHEN payment_method = 'CREDIT_CARD' THEN next_retry_at END
        WHEN awaiting_payment_since IS NULL THEN next_billing_date END)`;
 
-const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND (billing_claimed_at IS NULL OR billing_claimed_at < now() - interval '1 minute')`;
+const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND (billing_claimed_at IS NULL OR billing_claimed_at < now() - interval '1 minute') AND id <> ALL($6::int[])`;
 
 /**
  * Ids of at most $5 subscriptions (of seller $2, or of all when null) with billing work due at $1, locked
- * (SKIP LOCKED) and not leased: by BILLING_DUE_AT, by a grace period ended ($3: $1 − grace days) and by a
- * PIX renewal overdue ($4: $1 − overdue days), each read through its index in the order it fell due.
+ * (SKIP LOCKED), not leased and not among $6 (those the run billed already): by BILLING_DUE_AT, by a grace
+ * period ended ($3: $1 − grace days) and by a PIX renewal overdue ($4: $1 − overdue days), each read
+ * through its index in the order it fell due.
  */
 export const DUE_FOR_BILLING = `
   WITH by_date AS (
@@ -103,12 +104,14 @@ export class SubscriptionsRepository {
    * each leased to this worker until it is released (or for a minute if the worker dies), with FOR
    * UPDATE SKIP LOCKED so that instances share the work. Each kind of date is read through its own index
    * in the order it fell due (migration AddSubscriptionBillingDueIndexes): a claim costs the batch it
-   * takes, whatever the size of the table.
+   * takes, whatever the size of the table. `excluded` (those a run has billed already, and left still
+   * due when their billing failed or was skipped) are passed over, so that they never fill a batch in
+   * place of the subscriptions due after them.
    */
-  async claimDue(now: Date, sellerId: number | null, graceDays: number, overdueDays: number, limit: number): Promise<number[]> {
+  async claimDue(now: Date, sellerId: number | null, graceDays: number, overdueDays: number, limit: number, excluded: readonly number[] = []): Promise<number[]> {
     const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
       `UPDATE subscriptions SET billing_claimed_at = now() WHERE id IN (${DUE_FOR_BILLING}) RETURNING id`,
-      [now, sellerId, addDays(now, -graceDays), addDays(now, -overdueDays), limit],
+      [now, sellerId, addDays(now, -graceDays), addDays(now, -overdueDays), limit, excluded],
     );
     return rows.map((row) => row.id);
   }

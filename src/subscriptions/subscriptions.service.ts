@@ -38,6 +38,8 @@ const BATCH = 500;
 const BATCHES_IN_FLIGHT = 2;
 /** Steps one billing pass takes for one subscription at most (a renewal, then nothing due: usually one). */
 const MAX_STEPS = 10;
+/** How often a batch renews its hold on the sales it has still to charge (the recovery job's lease lasts a minute). */
+const RECOVERY_HOLD_RENEWAL_MS = 20_000;
 
 /** How a billing run bills renewals: together per claimed batch (the default), or one by one as every other action. */
 export interface BillingOptions {
@@ -302,7 +304,9 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const concurrency = Math.floor(this.billingConcurrency / lanes);
     const lane = async () => {
       for (;;) {
-        const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH);
+        // Those billed already are not claimed again: still due (a failure, a period written elsewhere), they would
+        // come first in every claim and, 500 of them, fill it, leaving whatever falls due after them unbilled.
+        const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH, [...seen]);
         const ids = claimed.filter((id) => !seen.has(id));
         try {
           if (ids.length === 0) return;
@@ -410,14 +414,27 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
   ): Promise<void> {
     const outcomes: Array<{ saleId: number; charge: ChargeResult }> = [];
     const cards = opened.filter(({ sale }) => sale.paymentMethod === 'CREDIT_CARD');
-    await forEachConcurrently(cards, concurrency, async ({ subscription, sale }) => {
-      try {
-        const charge = await this.provider.chargeCard({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' });
-        outcomes.push({ saleId: sale.id, charge });
-      } catch (error) {
-        this.logger.error({ err: error, saleId: sale.id }, 'Renewal charge did not answer; the recovery job resolves the sale');
-      }
-    });
+    // The sales whose charges are still to be made (or on their way) stay out of the recovery job's
+    // reach (openRenewals took its lease): renewed while they wait their turn, given back once all are made.
+    const waiting = new Set(cards.map(({ sale }) => sale.id));
+    const hold = setInterval(() => {
+      this.transitions.holdFromRecovery([...waiting]).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not renew the recovery hold of a billing batch'));
+    }, RECOVERY_HOLD_RENEWAL_MS);
+    hold.unref();
+    try {
+      await forEachConcurrently(cards, concurrency, async ({ subscription, sale }) => {
+        try {
+          const charge = await this.provider.chargeCard({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' });
+          outcomes.push({ saleId: sale.id, charge });
+        } catch (error) {
+          this.logger.error({ err: error, saleId: sale.id }, 'Renewal charge did not answer; the recovery job resolves the sale');
+        } finally {
+          waiting.delete(sale.id);
+        }
+      });
+    } finally {
+      clearInterval(hold);
+    }
     try {
       await this.transitions.applyChargeOutcomes(outcomes, schedules, now);
     } catch (error) {
@@ -431,6 +448,9 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
         }
       }
     }
+    await this.transitions
+      .releaseFromRecoveryHold(cards.map(({ sale }) => sale.id))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not give a billing batch back to the recovery job; it takes it within a minute'));
   }
 
   private async bill(id: number, now: Date, summary: BillingSummary): Promise<void> {

@@ -1,3 +1,4 @@
+import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
 import { SubscriptionsService } from '../../src/subscriptions/subscriptions.service';
 import { createSeller, TestSeller } from './setup/factories';
 import { Receiver } from './setup/receiver';
@@ -262,6 +263,77 @@ describe('Subscription billing in batches (issue 11)', () => {
       { id: free, current_period: 1, total_billings: 2 },
     ]);
   });
+
+  it('bills a subscription due after 500 that stay due (their period written elsewhere): they do not fill every claim of the run', async () => {
+    const seller = await createSeller(t);
+    const template = await subscribe(seller, 'CREDIT_CARD', { amount: 2990 });
+    const normal = await subscribe(seller, 'CREDIT_CARD', { amount: 1990 });
+    await t.db.query(
+      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
+       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
+              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
+         FROM subscriptions, generate_series(1, 499) WHERE id = $1`,
+      [template],
+    );
+    await fixDates(seller);
+    // 500 subscriptions due a day before the last one, each with its period 1 written already.
+    await t.db.query(`UPDATE subscriptions SET next_billing_date = $2 WHERE seller_id = $1 AND amount_cents = 2990`, [seller.id, new Date(DUE.getTime() - DAY)]);
+    // Period 1 of every 29.90 subscription written already (the state the 'skips a period' test leaves).
+    await t.db.query(
+      `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+       SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
+         FROM subscriptions WHERE seller_id = $1 AND amount_cents = 2990`,
+      [seller.id],
+    );
+    expect(await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).toEqual({ renewals: 1, retries: 0, cancelled: 0, pastDue: 0 });
+    expect(await t.db.query(`SELECT u.current_period, s.status FROM sales s JOIN subscriptions u ON u.id = s.subscription_id WHERE u.id = $1 AND s.billing_period = 1`, [normal])).toEqual([{ current_period: 1, status: 'PAGO' }]);
+  }, 60_000);
+
+  it('charges every card of a batch whose charges take longer than the recovery threshold in all: none is voided by the recovery job while it waits its turn', async () => {
+    const seller = await createSeller(t);
+    const count = 24; // 6 rounds of BILLING_CONCURRENCY / 2 charges at once
+    for (let i = 0; i < count; i += 1) await subscribe(seller, 'CREDIT_CARD', { amount: 3131 });
+    await fixDates(seller);
+    const before = await balanceOf(t, seller);
+    // A slow acquirer: each renewal charge takes 0.5 s, so the batch's last charges go out about 3 s after
+    // their sales were committed EM_PROCESSAMENTO, past the recovery threshold (2 s).
+    await t.db.query(`CREATE FUNCTION slow_acquirer() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
+    await t.db.query(`CREATE TRIGGER slow_acquirer BEFORE INSERT ON sandbox_card_charges FOR EACH ROW WHEN (NEW.kind = 'RENEWAL' AND NEW.amount_cents = 3131) EXECUTE FUNCTION slow_acquirer()`);
+    const recovery = t.app.get(SaleTransitionsService);
+    let billingDone = false;
+    const recovering = (async () => {
+      // The recovery job, as the scheduler runs it meanwhile (every minute in production; often here).
+      while (!billingDone) {
+        await recovery.recoverCharges(seller.id);
+        await sleep(200);
+      }
+    })();
+    try {
+      expect((await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).renewals).toBe(count);
+    } finally {
+      billingDone = true;
+      await recovering;
+      await t.db.query(`DROP TRIGGER slow_acquirer ON sandbox_card_charges`);
+      await t.db.query(`DROP FUNCTION slow_acquirer()`);
+    }
+    const [sales] = await t.db.query(
+      `SELECT count(*)::int AS sales, count(*) FILTER (WHERE status = 'PAGO')::int AS paid FROM sales WHERE seller_id = $1 AND billing_period = 1`,
+      [seller.id],
+    );
+    expect(sales).toEqual({ sales: count, paid: count });
+    const [charges] = await t.db.query(
+      `SELECT count(*) FILTER (WHERE c.outcome = 'APPROVED')::int AS approved, count(*) FILTER (WHERE c.outcome = 'VOIDED')::int AS voided
+         FROM sandbox_card_charges c JOIN sales s ON c.reference = s.id::text WHERE s.seller_id = $1 AND s.billing_period = 1`,
+      [seller.id],
+    );
+    expect(charges).toEqual({ approved: count, voided: 0 });
+    expect(await t.db.query(`SELECT count(*)::int AS n FROM subscriptions WHERE seller_id = $1 AND status = 'ACTIVE' AND successful_billings = 2`, [seller.id])).toEqual([{ n: count }]);
+    // 31.31: 1.25 + 0.39 of fees, 29.67 net, 2.97 held.
+    expect(await balanceOf(t, seller)).toEqual({ available: before.available + count * 2670, blocked: before.blocked + count * 297, total: before.total + count * 2967 });
+  }, 60_000);
 
   it('leaves a renewal whose outcome could not be saved EM_PROCESSAMENTO with its one charge, the rest of the batch paid; the recovery job pays it once', async () => {
     const seller = await createSeller(t);
