@@ -178,6 +178,11 @@ export class SaleTransitionsService {
     return recovered;
   }
 
+  /** A card sale whose charge reference was voided before any charge (a renewal of a subscription stopped meanwhile): FALHA, if still EM_PROCESSAMENTO. */
+  async failUncharged(saleId: number, now: Date): Promise<boolean> {
+    return this.resolveStuckCharge(saleId, null, now);
+  }
+
   private async resolveStuckCharge(saleId: number, charge: ChargeResult | null, now: Date): Promise<boolean> {
     const sellerId = (await this.sales.findById(saleId))?.sellerId;
     if (sellerId === undefined) return false;

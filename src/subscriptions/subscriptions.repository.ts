@@ -129,6 +129,16 @@ export class SubscriptionsRepository {
   }
 
   /** The subscriptions with these ids, with their card tokens, locked for the transaction in id order (one query). */
+  /** Those of `ids` no longer billed (cancelled, paused or expired): one indexed read, without a lock. */
+  async stoppedAmong(ids: number[]): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<{ id: number }> = await this.dataSource.query(
+      `SELECT id FROM subscriptions WHERE id = ANY($1::int[]) AND status IN ('CANCELLED', 'PAUSED', 'EXPIRED')`,
+      [ids],
+    );
+    return rows.map((row) => row.id);
+  }
+
   findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SubscriptionEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return manager

@@ -40,6 +40,8 @@ const BATCHES_IN_FLIGHT = 2;
 const MAX_STEPS = 10;
 /** How often a batch renews its hold on the sales it has still to charge (the recovery job's lease lasts a minute). */
 const RECOVERY_HOLD_RENEWAL_MS = 20_000;
+/** How old the batch's view of which subscriptions were stopped meanwhile may be when a card's turn comes. */
+const STOPPED_CHECK_MS = 1_000;
 
 /** How a billing run bills renewals: together per claimed batch (the default), or one by one as every other action. */
 export interface BillingOptions {
@@ -426,10 +428,21 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
       this.transitions.holdFromRecovery([...waiting]).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not renew the recovery hold of a billing batch'));
     }, RECOVERY_HOLD_RENEWAL_MS);
     hold.unref();
+    const stopped = this.stoppedMeanwhile(cards.map(({ subscription }) => subscription.id));
+    const uncharged: number[] = [];
     try {
       await forEachConcurrently(cards, concurrency, async ({ subscription, sale }) => {
         try {
-          const charge = await this.provider.chargeCard({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' });
+          const reference = chargeReference(sale.id);
+          if ((await stopped()).has(subscription.id)) {
+            // Cancelled or paused while this charge waited its turn: the reference is voided, nothing is charged,
+            // and the sale fails as the recovery job would fail it (a charge found instead is applied).
+            const charge = await this.provider.voidCharge(reference);
+            if (charge) outcomes.push({ saleId: sale.id, charge });
+            else uncharged.push(sale.id);
+            return;
+          }
+          const charge = await this.provider.chargeCard({ reference, token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' });
           outcomes.push({ saleId: sale.id, charge });
         } catch (error) {
           this.logger.error({ err: error, saleId: sale.id }, 'Renewal charge did not answer; the recovery job resolves the sale');
@@ -453,9 +466,36 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
         }
       }
     }
+    for (const saleId of uncharged) {
+      await this.transitions.failUncharged(saleId, now).catch((error: unknown) => this.logger.warn({ err: error, saleId }, 'A renewal voided before its charge stays in processing; the recovery job fails it'));
+    }
     await this.transitions
       .releaseFromRecoveryHold(cards.map(({ sale }) => sale.id))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not give a billing batch back to the recovery job; it takes it within a minute'));
+  }
+
+  /**
+   * Which of a batch's subscriptions were cancelled, paused or expired since the batch opened their
+   * renewals: one read for the whole batch, at most every STOPPED_CHECK_MS, shared by the workers. A
+   * batch's last charges go out long after it opened; one stopped meanwhile is not charged. When the read
+   * fails, none is taken as stopped (the charge goes out, as it would have a moment earlier).
+   */
+  private stoppedMeanwhile(ids: number[]): () => Promise<ReadonlySet<number>> {
+    let read: Promise<ReadonlySet<number>> | null = null;
+    let readAt = 0;
+    return () => {
+      if (read === null || Date.now() - readAt >= STOPPED_CHECK_MS) {
+        readAt = Date.now();
+        read = this.subscriptions.stoppedAmong(ids).then(
+          (stopped) => new Set(stopped),
+          (error: unknown) => {
+            this.logger.warn({ err: error }, 'Could not read which subscriptions of a billing batch were stopped; charging them');
+            return new Set<number>();
+          },
+        );
+      }
+      return read;
+    };
   }
 
   private async bill(id: number, now: Date, summary: BillingSummary): Promise<void> {

@@ -335,6 +335,54 @@ describe('Subscription billing in batches (issue 11)', () => {
     expect(await balanceOf(t, seller)).toEqual({ available: before.available + count * 2670, blocked: before.blocked + count * 297, total: before.total + count * 2967 });
   }, 60_000);
 
+  it('does not charge a renewal whose subscription is cancelled or paused while its card waits its turn in the batch', async () => {
+    const seller = await createSeller(t);
+    const count = 24; // 6 rounds of BILLING_CONCURRENCY / 2 charges at once
+    for (let i = 0; i < count; i += 1) await subscribe(seller, 'CREDIT_CARD', { amount: 3232 });
+    await fixDates(seller);
+    const before = await balanceOf(t, seller);
+    await t.db.query(`CREATE FUNCTION slow_acquirer_2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
+    await t.db.query(`CREATE TRIGGER slow_acquirer_2 BEFORE INSERT ON sandbox_card_charges FOR EACH ROW WHEN (NEW.kind = 'RENEWAL' AND NEW.amount_cents = 3232) EXECUTE FUNCTION slow_acquirer_2()`);
+    const renewals = () =>
+      t.db.query(
+        `SELECT s.id AS sale_id, s.subscription_id, c.outcome FROM sales s LEFT JOIN sandbox_card_charges c ON c.reference = s.id::text
+          WHERE s.seller_id = $1 AND s.billing_period = 1 ORDER BY s.id`,
+        [seller.id],
+      ) as Promise<Array<{ sale_id: number; subscription_id: number; outcome: string | null }>>;
+    let stopped: Array<{ sale_id: number; subscription_id: number }> = [];
+    try {
+      const run = billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id);
+      const settled = run.then(() => null, (error: unknown) => error);
+      // A first round charged: the batch is under way; its last cards wait about 2 s more for their turn.
+      const deadline = Date.now() + 10_000;
+      while ((await renewals()).filter((row) => row.outcome === 'APPROVED').length < 4 && Date.now() < deadline) await sleep(50);
+      stopped = (await renewals()).filter((row) => row.outcome === null).slice(-5);
+      expect(stopped).toHaveLength(5);
+      for (const { subscription_id: id } of stopped.slice(0, 3)) await t.http.post(`/api/subscriptions/${id}/cancel`).set(seller.headers).send({ reason: 'Customer asked' }).expect(200);
+      for (const { subscription_id: id } of stopped.slice(3)) await t.http.post(`/api/subscriptions/${id}/pause`).set(seller.headers).send({}).expect(200);
+      expect(await settled).toBeNull();
+    } finally {
+      await t.db.query(`DROP TRIGGER slow_acquirer_2 ON sandbox_card_charges`);
+      await t.db.query(`DROP FUNCTION slow_acquirer_2()`);
+    }
+    const stoppedSales = new Set(stopped.map((row) => row.sale_id));
+    const rows: Array<{ id: number; status: string; outcome: string | null; subscription: string }> = await t.db.query(
+      `SELECT s.id, s.status, c.outcome, sub.status AS subscription FROM sales s JOIN subscriptions sub ON sub.id = s.subscription_id
+         LEFT JOIN sandbox_card_charges c ON c.reference = s.id::text WHERE s.seller_id = $1 AND s.billing_period = 1 ORDER BY s.id`,
+      [seller.id],
+    );
+    expect(rows).toHaveLength(count);
+    const byId = (id: number) => rows.find((row) => row.id === id);
+    expect(stopped.map((row) => byId(row.sale_id))).toEqual(
+      stopped.map((row, i) => ({ id: row.sale_id, status: 'FALHA', outcome: 'VOIDED', subscription: i < 3 ? 'CANCELLED' : 'PAUSED' })),
+    );
+    expect(rows.filter((row) => !stoppedSales.has(row.id)).map(({ status, outcome, subscription }) => ({ status, outcome, subscription }))).toEqual(
+      Array.from({ length: count - 5 }, () => ({ status: 'PAGO', outcome: 'APPROVED', subscription: 'ACTIVE' })),
+    );
+    // 32.32: 1.29 + 0.39 of fees, 30.64 net, 3.06 held; nothing for the five stopped.
+    expect(await balanceOf(t, seller)).toEqual({ available: before.available + (count - 5) * 2758, blocked: before.blocked + (count - 5) * 306, total: before.total + (count - 5) * 3064 });
+  }, 60_000);
+
   it('leaves a renewal whose outcome could not be saved EM_PROCESSAMENTO with its one charge, the rest of the batch paid; the recovery job pays it once', async () => {
     const seller = await createSeller(t);
     const stuck = await subscribe(seller, 'CREDIT_CARD', { amount: 4242 });
