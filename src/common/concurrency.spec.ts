@@ -22,4 +22,23 @@ describe('forEachConcurrently', () => {
       if (item === 2) throw new Error('boom');
     })).rejects.toThrow('boom');
   });
+
+  it('starts nothing more after a failure, and rejects only once the work under way has ended', async () => {
+    const started: number[] = [];
+    let slowEnded = false;
+    const run = forEachConcurrently([1, 2, 3, 4, 5, 6], 2, async (item) => {
+      started.push(item);
+      if (item === 1) {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        slowEnded = true;
+      } else if (item === 2) {
+        throw new Error('first');
+      } else {
+        throw new Error('never reached');
+      }
+    });
+    await expect(run).rejects.toThrow('first');
+    expect(slowEnded).toBe(true);
+    expect(started).toEqual([1, 2]);
+  });
 });
