@@ -15,6 +15,7 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
 import { DomainError } from './domain/domain-error';
+import { mountRequestLog } from './logging/logging.module';
 import { MetricsService } from './metrics/metrics.service';
 
 /** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
@@ -70,6 +71,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // What was buffered while the modules started is written now, and nothing more is buffered: Nest flushes
   // only in listen(), which an app served through supertest never calls, so its lines would stay in memory.
   app.flushLogs();
+  mountRequestLog(app);
   app.use(app.get(MetricsService).requestTimer());
   // Security headers (nosniff, frame denial, HSTS, no referrer…). The API answers JSON; the CSP is left to
   // the HTML pages: /docs, whose Swagger UI needs inline scripts, and /dashboard, which sets its own. No CORS: browsers must not call the

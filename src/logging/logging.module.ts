@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { NextFunction, Request, Response } from 'express';
-import { Global, Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { INestApplication, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
@@ -207,10 +207,10 @@ class RequestLoggingModule {}
  * written while serving a request name what they need themselves: the filters log the request id, the
  * money paths the sale or withdrawal id.
  *
- * Global, so that its middleware is mounted before every other module's (body parsing, AppModule): a
- * request refused there still gets its id and its log line.
+ * The request line's middleware is mounted by configureApp (`mountRequestLog`) before anything else, so
+ * that every request gets its id and its line, including those answered or refused by what is mounted
+ * with `app.use` (the dashboard's CSRF check, /docs) or by body parsing.
  */
-@Global()
 @Module({
   imports: [
     RequestLoggingModule,
@@ -220,11 +220,11 @@ class RequestLoggingModule {}
       useFactory: ({ root }: RequestLogging) => ({ pinoHttp: { logger: root }, forRoutes: [] }),
     }),
   ],
+  exports: [RequestLoggingModule],
 })
-export class LoggingModule implements NestModule {
-  constructor(@Inject(REQUEST_LOGGING) private readonly logging: RequestLogging) {}
+export class LoggingModule {}
 
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(this.logging.middleware).forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
-  }
+/** The request line (requestLogMiddleware), first of everything the application runs for a request. */
+export function mountRequestLog(app: INestApplication): void {
+  app.use(app.get<RequestLogging>(REQUEST_LOGGING).middleware);
 }

@@ -75,12 +75,35 @@ describe('Logs carry no secrets and no card data', () => {
     });
     expect(accepted.status).toBe(303);
     secrets.push(token, password, SESSION_SECRET);
+    // Answered before any Nest route: a form without its CSRF token, refused by the dashboard's middleware, and /docs.
+    const refused = await fetch(`${service.base}${invitationUrl.pathname}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password, passwordConfirmation: password }).toString(),
+    });
+    expect(refused.status).toBe(403);
+    expect((await fetch(`${service.base}/docs`)).status).toBe(200);
 
+    // A line is written when its response has been sent, and reaches this process through a pipe: the last ones may lag.
+    const logged = Date.now() + 5_000;
+    while (!service.output().includes('"url":"/docs"') && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 50));
     const lines = service.output().split('\n').filter((line) => line.trim() !== '');
     expect(lines.length).toBeGreaterThan(10);
     const forbidden = [NUMBER, `"${CVV}"`, ADMIN, ENCRYPTION_KEY, ...secrets];
     const leaks = lines.flatMap((line) => forbidden.filter((value) => line.includes(value)).map((value) => `${value.slice(0, 6)}… in ${line.slice(0, 120)}`));
     expect(leaks).toEqual([]);
     expect(lines.filter((line) => /"cvv"\s*:/i.test(line))).toEqual([]);
+    // Every request has its line, with its id, the refused form and /docs included; the token in the path masked.
+    const requestLines = lines.flatMap((line) => {
+      const parsed = JSON.parse(line) as { req?: { id: string; method: string; url: string }; res?: { statusCode: number } };
+      return parsed.req ? [{ method: parsed.req.method, url: parsed.req.url, status: parsed.res?.statusCode, id: parsed.req.id }] : [];
+    });
+    expect(requestLines).toEqual(
+      expect.arrayContaining([
+        { method: 'POST', url: '/dashboard/invitation/[redacted]', status: 403, id: expect.any(String) },
+        { method: 'GET', url: '/docs', status: 200, id: expect.any(String) },
+      ]),
+    );
   }, 60_000);
 });
