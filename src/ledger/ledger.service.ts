@@ -44,8 +44,9 @@ export class LedgerService {
 
   /**
    * Inside the caller's transaction: appends the entries, then moves the balance by the same amounts.
-   * The balance row is locked by that UPDATE, the last statement before the caller's commit, so a
-   * seller's concurrent sales wait on each other for one round trip rather than for the whole posting.
+   * The balance row is locked by that UPDATE, not before the entries are written, so a seller's
+   * concurrent sales wait on each other only for what their callers do after it (a sale move then
+   * writes its subscription, postback and idempotency rows) rather than for the whole posting.
    * A debit that must not overdraw is checked by its caller under `lockBalance` first (withdrawals).
    */
   async post(manager: EntityManager, posting: LedgerPosting): Promise<BalanceAfter> {
