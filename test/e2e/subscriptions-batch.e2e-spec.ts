@@ -1,6 +1,6 @@
 import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
 import { SubscriptionsService } from '../../src/subscriptions/subscriptions.service';
-import { createSeller, TestSeller } from './setup/factories';
+import { copySubscription, createSeller, TestSeller } from './setup/factories';
 import { Receiver } from './setup/receiver';
 import { balanceOf, card, customer } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -103,6 +103,21 @@ describe('Subscription billing in batches (issue 11)', () => {
       [seller.id, STARTED, due],
     );
 
+  /** Runs `work` while every renewal charge of `amountCents` takes 0.5 s at the sandbox acquirer (a slow acquirer). */
+  async function withSlowRenewalCharges<T>(amountCents: number, work: () => Promise<T>): Promise<T> {
+    const name = `slow_acquirer_${amountCents}`;
+    await t.db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
+    await t.db.query(
+      `CREATE TRIGGER ${name} BEFORE INSERT ON sandbox_card_charges FOR EACH ROW WHEN (NEW.kind = 'RENEWAL' AND NEW.amount_cents = ${amountCents}) EXECUTE FUNCTION ${name}()`,
+    );
+    try {
+      return await work();
+    } finally {
+      await t.db.query(`DROP TRIGGER ${name} ON sandbox_card_charges`);
+      await t.db.query(`DROP FUNCTION ${name}()`);
+    }
+  }
+
   /** What a seller can check of its billing: subscriptions, renewal sales with items, history and ledger, balance, the outbox from `sinceOutboxId` on. */
   async function state(seller: TestSeller, sinceOutboxId: number) {
     const subscriptions: Row[] = await t.db.query(`SELECT * FROM subscriptions WHERE seller_id = $1 ORDER BY id`, [seller.id]);
@@ -199,16 +214,7 @@ describe('Subscription billing in batches (issue 11)', () => {
     const seller = await createSeller(t);
     const template = await subscribe(seller, 'CREDIT_CARD', { amount: 2990 });
     const count = 1200; // more than two claimed batches
-    await t.db.query(
-      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
-                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
-                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
-       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
-              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
-              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
-         FROM subscriptions, generate_series(1, $2) WHERE id = $1`,
-      [template, count - 1],
-    );
+    await copySubscription(t.db, template, count - 1);
     await fixDates(seller);
     const before = await balanceOf(t, seller);
     const now = new Date(DUE.getTime() + 60_000);
@@ -268,16 +274,7 @@ describe('Subscription billing in batches (issue 11)', () => {
     const seller = await createSeller(t);
     const template = await subscribe(seller, 'CREDIT_CARD', { amount: 2990 });
     const normal = await subscribe(seller, 'CREDIT_CARD', { amount: 1990 });
-    await t.db.query(
-      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
-                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
-                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
-       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
-              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
-              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
-         FROM subscriptions, generate_series(1, 499) WHERE id = $1`,
-      [template],
-    );
+    await copySubscription(t.db, template, 499);
     await fixDates(seller);
     // 500 subscriptions due a day before the last one, each with its period 1 written already.
     await t.db.query(`UPDATE subscriptions SET next_billing_date = $2 WHERE seller_id = $1 AND amount_cents = 2990`, [seller.id, new Date(DUE.getTime() - DAY)]);
@@ -300,8 +297,6 @@ describe('Subscription billing in batches (issue 11)', () => {
     const before = await balanceOf(t, seller);
     // A slow acquirer: each renewal charge takes 0.5 s, so the batch's last charges go out about 3 s after
     // their sales were committed EM_PROCESSAMENTO, past the recovery threshold (2 s).
-    await t.db.query(`CREATE FUNCTION slow_acquirer() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
-    await t.db.query(`CREATE TRIGGER slow_acquirer BEFORE INSERT ON sandbox_card_charges FOR EACH ROW WHEN (NEW.kind = 'RENEWAL' AND NEW.amount_cents = 3131) EXECUTE FUNCTION slow_acquirer()`);
     const recovery = t.app.get(SaleTransitionsService);
     let billingDone = false;
     const recovering = (async () => {
@@ -312,12 +307,11 @@ describe('Subscription billing in batches (issue 11)', () => {
       }
     })();
     try {
-      expect((await billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id)).renewals).toBe(count);
+      const summary = await withSlowRenewalCharges(3131, () => billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id));
+      expect(summary.renewals).toBe(count);
     } finally {
       billingDone = true;
       await recovering;
-      await t.db.query(`DROP TRIGGER slow_acquirer ON sandbox_card_charges`);
-      await t.db.query(`DROP FUNCTION slow_acquirer()`);
     }
     const [sales] = await t.db.query(
       `SELECT count(*)::int AS sales, count(*) FILTER (WHERE status = 'PAGO')::int AS paid FROM sales WHERE seller_id = $1 AND billing_period = 1`,
@@ -341,8 +335,6 @@ describe('Subscription billing in batches (issue 11)', () => {
     for (let i = 0; i < count; i += 1) await subscribe(seller, 'CREDIT_CARD', { amount: 3232 });
     await fixDates(seller);
     const before = await balanceOf(t, seller);
-    await t.db.query(`CREATE FUNCTION slow_acquirer_2() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
-    await t.db.query(`CREATE TRIGGER slow_acquirer_2 BEFORE INSERT ON sandbox_card_charges FOR EACH ROW WHEN (NEW.kind = 'RENEWAL' AND NEW.amount_cents = 3232) EXECUTE FUNCTION slow_acquirer_2()`);
     const renewals = () =>
       t.db.query(
         `SELECT s.id AS sale_id, s.subscription_id, c.outcome FROM sales s LEFT JOIN sandbox_card_charges c ON c.reference = s.id::text
@@ -350,7 +342,7 @@ describe('Subscription billing in batches (issue 11)', () => {
         [seller.id],
       ) as Promise<Array<{ sale_id: number; subscription_id: number; outcome: string | null }>>;
     let stopped: Array<{ sale_id: number; subscription_id: number }> = [];
-    try {
+    await withSlowRenewalCharges(3232, async () => {
       const run = billing.runBilling(new Date(DUE.getTime() + 60_000), seller.id);
       const settled = run.then(() => null, (error: unknown) => error);
       // A first round charged: the batch is under way; its last cards wait about 2 s more for their turn.
@@ -361,10 +353,7 @@ describe('Subscription billing in batches (issue 11)', () => {
       for (const { subscription_id: id } of stopped.slice(0, 3)) await t.http.post(`/api/subscriptions/${id}/cancel`).set(seller.headers).send({ reason: 'Customer asked' }).expect(200);
       for (const { subscription_id: id } of stopped.slice(3)) await t.http.post(`/api/subscriptions/${id}/pause`).set(seller.headers).send({}).expect(200);
       expect(await settled).toBeNull();
-    } finally {
-      await t.db.query(`DROP TRIGGER slow_acquirer_2 ON sandbox_card_charges`);
-      await t.db.query(`DROP FUNCTION slow_acquirer_2()`);
-    }
+    });
     const stoppedSales = new Set(stopped.map((row) => row.sale_id));
     const rows: Array<{ id: number; status: string; outcome: string | null; subscription: string }> = await t.db.query(
       `SELECT s.id, s.status, c.outcome, sub.status AS subscription FROM sales s JOIN subscriptions sub ON sub.id = s.subscription_id

@@ -1,4 +1,4 @@
-import { createSeller, TestSeller } from './setup/factories';
+import { copySubscription, createSeller, TestSeller } from './setup/factories';
 import { ServiceProcess, startServiceProcess } from './setup/processes';
 import { card, customer } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -34,16 +34,7 @@ describe('Subscription billing with two instances on one database (issue 9)', ()
       .expect(201);
     const template = first.body.sale.subscription.id as number;
     // 999 more subscriptions like the first one, due at the same instant (the setup, not what is tested).
-    await t.db.query(
-      `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
-                                  customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
-                                  current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
-       SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
-              customer_name, customer_email, product_name, trial_days, next_billing_date, started_at,
-              current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
-         FROM subscriptions, generate_series(1, $2) WHERE id = $1`,
-      [template, SUBSCRIPTIONS - 1],
-    );
+    await copySubscription(t.db, template, SUBSCRIPTIONS - 1);
     const [{ due }] = await t.db.query(`SELECT max(next_billing_date) AS due FROM subscriptions WHERE seller_id = $1`, [seller.id]);
     const now = new Date(new Date(due).getTime() + 60_000).toISOString();
 
