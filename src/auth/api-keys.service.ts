@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { constantTimeEqual, randomToken, sha256Hex } from '../common/crypto/secrets';
+import { matchesSha256Hex, randomToken, sha256Hex } from '../common/crypto/secrets';
 import { DomainError } from '../domain/domain-error';
 import { ApiKeyCache } from './api-key-cache';
 import { ActiveKeyWithSeller, ApiKeysRepository } from './api-keys.repository';
@@ -77,7 +77,7 @@ export class ApiKeysService {
     const wellFormed = PUBLIC_KEY_PATTERN.test(publicKey) && PRIVATE_KEY_PATTERN.test(privateKey);
     const key = wellFormed ? await this.activeKey(publicKey) : null;
     // Compare even when the key is unknown, so that timing tells nothing about which part was wrong.
-    const matches = constantTimeEqual(key?.privateKeyHash ?? '', sha256Hex(privateKey));
+    const matches = matchesSha256Hex(privateKey, key?.privateKeyHash);
     if (!key || !matches) {
       throw new DomainError('UNAUTHORIZED', 'Invalid API key pair');
     }

@@ -1,7 +1,22 @@
-import { EntityManager, EntityMetadata, ValueTransformer } from 'typeorm';
+import { Pool } from 'pg';
+import { DataSource, EntityManager, EntityMetadata, ValueTransformer } from 'typeorm';
 import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 
 type Row = Record<string, unknown>;
+
+/** The pg pool behind a data source (TypeORM's postgres driver keeps it as `master`). */
+export function pgPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as unknown as { master: Pool }).master;
+}
+
+/**
+ * One statement straight through the pool, outside any transaction: TypeORM makes a query runner for
+ * each `query` (and releases it), which on a read of a row or two costs more CPU than the row itself.
+ * For hot reads only; inside a transaction, its manager is used.
+ */
+export async function poolQuery<R>(dataSource: DataSource, sql: string, parameters: unknown[]): Promise<R[]> {
+  return (await pgPool(dataSource).query(sql, parameters)).rows as R[];
+}
 
 /** A value through the column's transformers (TypeORM's order: `to` first to last, `from` last to first). */
 export function transformed(transformer: ValueTransformer | ValueTransformer[] | undefined, direction: 'to' | 'from', value: unknown): unknown {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { poolQuery } from '../database/plain-rows';
 import { Cents, cents } from '../domain/money';
 import { LedgerEntryEntity } from './entities/ledger-entry.entity';
 
@@ -41,11 +42,11 @@ export class LedgerRepository {
   }
 
   /** The seller's balances row, or null when it has none yet (one SELECT, no write). */
-  async findBalance(sellerId: number, manager: EntityManager = this.dataSource.manager): Promise<BalanceWithDate | null> {
-    const [row]: Array<{ available_cents: string; blocked_cents: string; updated_at: Date }> = await manager.query(
-      `SELECT available_cents, blocked_cents, updated_at FROM balances WHERE seller_id = $1`,
-      [sellerId],
-    );
+  async findBalance(sellerId: number, manager?: EntityManager): Promise<BalanceWithDate | null> {
+    const sql = `SELECT available_cents, blocked_cents, updated_at FROM balances WHERE seller_id = $1`;
+    type Row = { available_cents: string; blocked_cents: string; updated_at: Date };
+    // Outside a transaction (GET /api/public/balance), straight through the pool.
+    const [row] = manager ? ((await manager.query(sql, [sellerId])) as Row[]) : await poolQuery<Row>(this.dataSource, sql, [sellerId]);
     return row ? { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)), updatedAt: row.updated_at } : null;
   }
 

@@ -8,7 +8,7 @@ import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
 import { insertRows, updateRows } from '../database/bulk-rows';
 import { containsPattern, createdRangePage } from '../database/list-queries';
-import { PlainRows } from '../database/plain-rows';
+import { PlainRows, poolQuery } from '../database/plain-rows';
 
 export interface SaleFilters {
   status?: SaleStatus;
@@ -120,10 +120,11 @@ export class SalesRepository {
 
   /**
    * The sale with its items in one plain query, for lookups (the hot GET /api/transactions/{id}): no
-   * second round trip for the items and no entity transformation.
+   * second round trip for the items, no entity transformation, and straight through the pool (poolQuery).
    */
   async findForLookup(id: number): Promise<{ sale: SaleLookup; items: SaleLookupItem[] } | null> {
-    const [row]: SaleLookupRow[] = await this.dataSource.query(
+    const [row] = await poolQuery<SaleLookupRow>(
+      this.dataSource,
       `SELECT s.id, s.seller_id, s.status, s.payment_method, s.amount_cents, s.net_amount_cents, s.system_fee_cents,
               s.reserve_amount_cents, s.installments, s.customer_name, s.customer_email, s.customer_document_number,
               s.customer_phone, s.pix_code, s.card_last_four, s.card_brand, s.boleto_code, s.external_transaction_id,

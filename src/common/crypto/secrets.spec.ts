@@ -1,5 +1,5 @@
 import { randomBytes, createCipheriv } from 'node:crypto';
-import { decryptSecret, encryptSecret, isSealedWith, keyId } from './secrets';
+import { decryptSecret, encryptSecret, isSealedWith, keyId, matchesSha256Hex, sha256Hex } from './secrets';
 
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);
@@ -26,5 +26,22 @@ describe('sealed secrets with key ids', () => {
     const v1 = ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
     expect(decryptSecret(v1, { current: k2, previous: [k1] })).toBe('legacy');
     expect(() => decryptSecret(v1, { current: k2, previous: [] })).toThrow(/no key/);
+  });
+});
+
+describe('matchesSha256Hex', () => {
+  it('matches a value with its stored digest only', () => {
+    const stored = sha256Hex('sk_right');
+    expect(matchesSha256Hex('sk_right', stored)).toBe(true);
+    expect(matchesSha256Hex('sk_wrong', stored)).toBe(false);
+    expect(matchesSha256Hex('sk_right', stored.toUpperCase())).toBe(false);
+  });
+
+  it('never matches a missing or malformed digest, nor the zeros it is compared with', () => {
+    expect(matchesSha256Hex('', undefined)).toBe(false);
+    expect(matchesSha256Hex('sk_any', null)).toBe(false);
+    expect(matchesSha256Hex('sk_any', '')).toBe(false);
+    expect(matchesSha256Hex('sk_any', '0'.repeat(64))).toBe(false);
+    expect(matchesSha256Hex('sk_any', sha256Hex('sk_any').slice(0, 63))).toBe(false);
   });
 });

@@ -5,6 +5,21 @@ export function sha256Hex(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
+/** A SHA-256 hex digest held in 32 bytes of zeros' place when it is not one: compared, never matched. */
+const NO_DIGEST = Buffer.alloc(32);
+const HEX_DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether `value` hashes to `hexDigest` (as stored by sha256Hex), in time that does not depend on where
+ * they differ: one hash of the value, compared with the stored digest's bytes. A missing or malformed
+ * digest is compared too (with zeros) and never matches, so that an unknown key costs the same time.
+ */
+export function matchesSha256Hex(value: string, hexDigest: string | null | undefined): boolean {
+  const stored = hexDigest && HEX_DIGEST.test(hexDigest) ? Buffer.from(hexDigest, 'hex') : null;
+  const equal = timingSafeEqual(createHash('sha256').update(value, 'utf8').digest(), stored ?? NO_DIGEST);
+  return equal && stored !== null;
+}
+
 /** Compares two strings in time that does not depend on where they differ (hashes both first). */
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = createHash('sha256').update(a, 'utf8').digest();
