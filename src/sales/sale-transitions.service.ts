@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule } from '../domain/fees';
+import { Cents } from '../domain/money';
 import { reserveReleaseEffect } from '../domain/sale-ledger';
 import { planSaleMove } from '../domain/sale-move';
 import { SaleEvent } from '../domain/sale-status';
@@ -142,13 +143,13 @@ export class SaleTransitionsService {
     });
     const releasedReserves = await this.dataSource.transaction(async (manager) => {
       const ids = await this.sales.claimReservesDue(now, sellerId, BATCH, manager);
-      const due = (await this.sales.findByIdsForUpdate(ids, manager)).flatMap((sale) => (sale.reserveAmountCents ? [{ ...sale, reserveAmountCents: sale.reserveAmountCents }] : []));
-      for (const sale of due) await this.sales.update(sale.id, { reserveSettledAt: now }, manager);
+      const due = (await this.sales.findByIdsForUpdate(ids, manager)).filter((sale) => sale.reserveAmountCents);
+      await this.sales.settleReserves(due.map((sale) => sale.id), now, manager);
       // One posting for the batch: its sellers' balances are locked in seller order, as a billing batch
       // locks them, so two instances (or this job and billing) cannot wait on each other's sellers.
       await this.ledger.postMany(
         manager,
-        due.map((sale) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents) })),
+        due.map((sale) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents as Cents) })),
       );
       return due.length;
     });

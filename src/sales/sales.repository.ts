@@ -259,8 +259,10 @@ export class SalesRepository {
     );
   }
 
-  async update(id: number, changes: Partial<SaleEntity>, manager: EntityManager): Promise<void> {
-    await manager.getRepository(SaleEntity).update({ id }, changes as QueryDeepPartialEntity<SaleEntity>);
+  /** Marks these sales' reserves settled at `now`, in one statement (the reserve release job's batch). */
+  async settleReserves(ids: number[], now: Date, manager: EntityManager): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(`UPDATE sales SET reserve_settled_at = $2, updated_at = now() WHERE id = ANY($1::int[])`, [ids, now]);
   }
 
   /** Ids of the seller's (or every seller's) PENDENTE sales whose expiry has passed, locked and skipped by other workers. */
