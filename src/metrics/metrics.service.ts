@@ -2,19 +2,14 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
+import { Pool } from 'pg';
 import { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { PAYOUTS_QUEUE } from '../cashout/cashout.service';
 import { NOTIFICATIONS_QUEUE } from '../notifications/notifications.relay';
 import { NotificationsService } from '../notifications/notifications.service';
-
-interface PgPool {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-  options: { max: number };
-}
+import { pgPool } from '../database/plain-rows';
 
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
@@ -44,7 +39,8 @@ export class MetricsService {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
+    // Undefined until the data source has connected.
+    const pool = (): Pool | undefined => pgPool(dataSource);
     new Gauge({
       name: 'db_pool_connections',
       help: 'PostgreSQL pool connections by state (in_use, idle) and the pool maximum (max)',
