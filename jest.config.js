@@ -19,6 +19,7 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/e2e/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/e2e/setup/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/e2e/setup/contract/check-every-answer.ts'],
     },
   ],
 };

@@ -10,6 +10,7 @@ import { CreateSubscriptions1795380000000 } from './1795380000000-CreateSubscrip
 import { AddOutboxRetentionIndex1795390000000 } from './1795390000000-AddOutboxRetentionIndex';
 import { CreateDashboardAccess1795410000000 } from './1795410000000-CreateDashboardAccess';
 import { AddSubscriptionBillingDueIndexes1795425000000 } from './1795425000000-AddSubscriptionBillingDueIndexes';
+import { CreateSubscriptionProducts1795440000000 } from './1795440000000-CreateSubscriptionProducts';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   AddOutboxRetentionIndex1795390000000,
   CreateDashboardAccess1795410000000,
   AddSubscriptionBillingDueIndexes1795425000000,
+  CreateSubscriptionProducts1795440000000,
 ];

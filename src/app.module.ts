@@ -8,7 +8,7 @@ import { AuthModule } from './auth/auth.module';
 import { BalanceModule } from './balance/balance.module';
 import { CashoutModule } from './cashout/cashout.module';
 import { ClientThrottlerGuard } from './common/guards/client-throttler.guard';
-import { checkRequestShape, parseJsonBody } from './common/middleware/request-body';
+import { checkHeaderSize, checkRequestShape, parseJsonBody } from './common/middleware/request-body';
 import { FailOpenRedisThrottlerStorage } from './common/guards/fail-open-throttler.storage';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
@@ -75,6 +75,6 @@ export class AppModule implements NestModule {
    * mounted first): a refused body still gets its request id and its log line.
    */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(parseJsonBody, checkRequestShape).forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
+    consumer.apply(checkHeaderSize, parseJsonBody, checkRequestShape).forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
   }
 }

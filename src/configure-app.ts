@@ -11,6 +11,7 @@ import { PRIVATE_KEY_SCHEME, PUBLIC_KEY_SCHEME } from './common/decorators/api-k
 import { STATUS_BY_CODE } from './common/filters/error-status';
 import { FallbackExceptionFilter, rendererForPath } from './common/filters/fallback-exception.filter';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
+import { HEADER_LIMIT_BYTES, HEADER_PARSER_LIMIT_BYTES } from './common/middleware/request-body';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
@@ -39,11 +40,14 @@ function rawErrorAnswer(error: DomainError, path: string): string {
 
 /**
  * Requests Node answers by itself, before Express, with an empty body or none: a request line and headers
- * over 16 KB or unparsable, CONNECT, an Expect other than 100-continue. They get JSON in the shape of the
+ * over HEADER_PARSER_LIMIT_BYTES or unparsable, CONNECT, an Expect other than 100-continue. They get JSON in the shape of the
  * family their path names (the general one when the request line could not be read), or go through.
  */
 export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void {
   const server = app.getHttpServer();
+  // Read by Node for each new connection. Requests over HEADER_LIMIT_BYTES and under this are refused by
+  // checkHeaderSize, which knows their path; only larger ones reach 'clientError' below.
+  (server as { maxHeaderSize?: number }).maxHeaderSize = HEADER_PARSER_LIMIT_BYTES;
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
@@ -51,7 +55,7 @@ export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void
     }
     const domainError =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? new DomainError('HEADERS_TOO_LARGE', 'The request line and headers must fit in 16 KB')
+        ? new DomainError('HEADERS_TOO_LARGE', `The request line and headers must fit in ${HEADER_LIMIT_BYTES / 1024} KB`)
         : new DomainError('MALFORMED_REQUEST', 'The HTTP request could not be parsed');
     // The packet at hand starts the request only if it opens with a request line.
     const path = REQUEST_LINE_START.exec(error.rawPacket?.toString('latin1', 0, 2048) ?? '')?.[1] ?? '/';

@@ -54,7 +54,7 @@ export class IdempotencyService {
   prepare(sellerId: number, scope: string, key: string | undefined, body: unknown): IdempotentRequest | null {
     if (key === undefined) return null;
     if (!KEY_PATTERN.test(key)) {
-      throw new DomainError('VALIDATION_ERROR', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+      throw new DomainError('VALIDATION_ERROR', 'Idempotency-Key must be 1 to 255 visible ASCII characters', { field: 'Idempotency-Key' });
     }
     return { sellerId, scope, key, fingerprint: hmacHex(this.fingerprintKey, canonicalJson(body)) };
   }

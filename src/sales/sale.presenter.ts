@@ -59,15 +59,19 @@ function messageFor(sale: SaleEntity): string {
   }
 }
 
-/** The lookup answer of spec 2.3. */
+/**
+ * The lookup answer of spec 2.3. The fields the spec makes optional without "or null" (netAmount,
+ * systemFee, reserveAmount until paid; externalTransactionId before the provider knows the sale;
+ * installments off credit cards; shipping for digital goods) are left out rather than null.
+ */
 export function toTransaction(sale: SaleLookup, items: SaleLookupItem[]): TransactionResponse {
   return {
     id: sale.id,
     status: sale.status,
     amount: sale.amountCents,
-    netAmount: sale.netAmountCents,
-    systemFee: sale.systemFeeCents,
-    reserveAmount: sale.reserveAmountCents,
+    ...present('netAmount', sale.netAmountCents),
+    ...present('systemFee', sale.systemFeeCents),
+    ...present('reserveAmount', sale.reserveAmountCents),
     paymentMethod: sale.paymentMethod,
     date: sale.createdAt.toISOString(),
     completedAt: sale.completedAt?.toISOString() ?? null,
@@ -79,10 +83,15 @@ export function toTransaction(sale: SaleLookup, items: SaleLookupItem[]): Transa
     cardLastFour: sale.cardLastFour,
     cardBrand: sale.cardBrand,
     boletoCode: sale.boletoCode,
-    externalTransactionId: sale.externalTransactionId,
-    installments: sale.paymentMethod === 'CREDIT_CARD' ? sale.installments : null,
-    shipping: sale.shipping,
+    ...present('externalTransactionId', sale.externalTransactionId),
+    ...present('installments', sale.paymentMethod === 'CREDIT_CARD' ? sale.installments : null),
+    ...present('shipping', sale.shipping),
   };
+}
+
+/** `{[key]: value}`, or nothing when the value is null or undefined. */
+function present<K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } {
+  return (value === null || value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** A line of the seller's list of sales. */

@@ -106,7 +106,7 @@ export class SalesService {
     const page = query.page ?? 1;
     const limit = query.limit ?? 20;
     if (query.startDate && query.endDate && query.startDate > query.endDate) {
-      throw new DomainError('VALIDATION_ERROR', 'startDate must not be after endDate');
+      throw new DomainError('VALIDATION_ERROR', 'startDate must not be after endDate', { field: 'startDate' });
     }
     const { rows, total } = await this.sales.page(
       sellerId,

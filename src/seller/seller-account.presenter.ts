@@ -3,7 +3,7 @@ import { WITHDRAWAL_MAXIMUM_CENTS, WITHDRAWAL_MINIMUM_CENTS } from '../domain/wi
 import { FeeSchedule } from '../domain/fees';
 import { basisPoints, basisPointsToPercent, centsToReaisString } from '../domain/money';
 import { SellerAccountResponse } from './dto/seller-account.response';
-import { SellerEntity } from './entities/seller.entity';
+import { SellerAddress, SellerEntity } from './entities/seller.entity';
 import { RevenueCounters } from '../sales/revenue/sales-revenue.service';
 
 /** The seller account of spec 2.9 from its row, balance, revenue and fee schedule. */
@@ -30,7 +30,7 @@ export function toSellerAccount(
     user: {
       id: seller.id,
       email: seller.email,
-      phone: seller.phone,
+      phone: seller.phone ?? '',
       name: seller.name,
       isEmailVerified: seller.isEmailVerified,
       isPhoneVerified: seller.isPhoneVerified,
@@ -50,22 +50,23 @@ export function toSellerAccount(
       anticipationPricePercent: basisPointsToPercent(basisPoints(seller.anticipationPriceBps)),
       minAnticipatableDays: seller.minAnticipatableDays,
     },
+    // Spec 2.9 types none of these "or null": what the seller has not told us is empty, zero or false.
     details: {
-      averageRevenue: seller.details.averageRevenue ?? null,
-      averageTicket: seller.details.averageTicket ?? null,
-      physicalProducts: seller.details.physicalProducts ?? null,
-      productsDescription: seller.details.productsDescription ?? null,
-      siteUrl: seller.details.siteUrl ?? null,
-      phone: seller.details.phone ?? seller.phone,
+      averageRevenue: seller.details.averageRevenue ?? 0,
+      averageTicket: seller.details.averageTicket ?? 0,
+      physicalProducts: seller.details.physicalProducts ?? false,
+      productsDescription: seller.details.productsDescription ?? '',
+      siteUrl: seller.details.siteUrl ?? '',
+      phone: seller.details.phone ?? seller.phone ?? '',
       email: seller.details.email ?? seller.email,
     },
     legalRepresentative: null,
-    address: seller.address,
+    address: seller.address && addressOf(seller.address),
     revenue,
     defaultRecipient: {
       id: seller.id,
       legalName: seller.legalName,
-      document: { number: seller.documentNumber, type: seller.documentType },
+      document: { number: seller.documentNumber ?? '', type: seller.documentType ?? '' },
       transferSettings: {
         method: 'PIX',
         transferEnabled: seller.transferEnabled,
@@ -77,5 +78,18 @@ export function toSellerAccount(
       },
       balance: { available: balance.availableCents, updatedAt: balance.updatedAt.toISOString() },
     },
+  };
+}
+
+/** Spec 2.9's address: an object or null; each of its fields a string, empty when not given. */
+function addressOf(address: SellerAddress): Record<keyof SellerAddress, string> {
+  return {
+    street: address.street ?? '',
+    streetNumber: address.streetNumber ?? '',
+    zipCode: address.zipCode ?? '',
+    neighborhood: address.neighborhood ?? '',
+    city: address.city ?? '',
+    state: address.state ?? '',
+    country: address.country ?? '',
   };
 }

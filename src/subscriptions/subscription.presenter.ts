@@ -37,7 +37,8 @@ export function toSubscription(s: SubscriptionEntity): SubscriptionResponse {
     customerDocument: s.customerDocument ?? '',
     customerPhone: s.customerPhone ?? '',
     lastPaymentDate: iso(s.lastPaymentDate),
-    lastPaymentStatus: s.lastPaymentStatus,
+    // Spec 2.6 types it a string: a subscription is created with its first charge PENDENTE.
+    lastPaymentStatus: s.lastPaymentStatus ?? 'PENDENTE',
     totalBillings: s.totalBillings,
     successfulBillings: s.successfulBillings,
     failedBillings: s.failedBillings,

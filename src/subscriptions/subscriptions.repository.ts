@@ -53,6 +53,37 @@ export const DUE_FOR_BILLING = `
 export class SubscriptionsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /**
+   * The id of the product a new subscription is for (spec 2.6 `product.id`, never null): the seller's own
+   * productId, recorded in its catalog; without one, the product the gateway keeps for the item's title,
+   * created on first use (one above the highest id of the seller's catalog) and reused after. A
+   * concurrent creation of the same new id or title makes the insert do nothing; the next round reads
+   * what that one committed.
+   */
+  async productIdFor(sellerId: number, title: string, sellerProductId: number | null, manager: EntityManager): Promise<number> {
+    if (sellerProductId !== null) {
+      await manager.query(
+        `INSERT INTO subscription_products (seller_id, id, name, assigned_by_gateway) VALUES ($1, $2, $3, false) ON CONFLICT DO NOTHING`,
+        [sellerId, sellerProductId, title],
+      );
+      return sellerProductId;
+    }
+    for (let round = 0; round < 10; round += 1) {
+      const rows: Array<{ id: number }> = await manager.query(
+        `WITH kept AS (SELECT id FROM subscription_products WHERE seller_id = $1 AND name = $2 AND assigned_by_gateway),
+              created AS (
+                INSERT INTO subscription_products (seller_id, id, name, assigned_by_gateway)
+                SELECT $1, COALESCE((SELECT max(id) FROM subscription_products WHERE seller_id = $1), 0) + 1, $2, true
+                 WHERE NOT EXISTS (SELECT 1 FROM kept)
+                ON CONFLICT DO NOTHING RETURNING id)
+         SELECT id FROM kept UNION ALL SELECT id FROM created`,
+        [sellerId, title],
+      );
+      if (rows.length > 0) return rows[0].id;
+    }
+    throw new Error(`No product id for seller ${sellerId} after 10 rounds of concurrent creations`);
+  }
+
   async insert(subscription: Partial<SubscriptionEntity>, manager: EntityManager): Promise<number> {
     const { identifiers } = await manager.getRepository(SubscriptionEntity).insert(subscription as QueryDeepPartialEntity<SubscriptionEntity>);
     return identifiers[0].id as number;

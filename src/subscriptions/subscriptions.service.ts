@@ -90,6 +90,8 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
 
   async open(manager: EntityManager, sale: Partial<SaleEntity>, items: Array<{ title: string; productId?: number | null }>, request: SubscriptionRequest, now: Date): Promise<number> {
     const cycle = request.billingCycle as BillingCycle;
+    const productName = items[0]?.title ?? 'Subscription';
+    const productId = await this.subscriptions.productIdFor(sale.sellerId as number, productName, items[0]?.productId ?? null, manager);
     return this.subscriptions.insert(
       {
         sellerId: sale.sellerId,
@@ -104,8 +106,8 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
         customerEmail: sale.customerEmail,
         customerDocument: sale.customerDocumentNumber ?? null,
         customerPhone: sale.customerPhone ?? null,
-        productId: items[0]?.productId ?? null,
-        productName: items[0]?.title ?? 'Subscription',
+        productId,
+        productName,
         metadata: {},
         postbackUrl: sale.postbackUrl ?? null,
         trialDays: request.trialDays ?? 0,
@@ -224,7 +226,7 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const page = query.page ?? 1;
     const limit = query.limit ?? 20;
     if (query.startDate && query.endDate && query.startDate > query.endDate) {
-      throw new DomainError('VALIDATION_ERROR', 'startDate must not be after endDate');
+      throw new DomainError('VALIDATION_ERROR', 'startDate must not be after endDate', { field: 'startDate' });
     }
     const { rows, total } = await this.subscriptions.page(
       sellerId,

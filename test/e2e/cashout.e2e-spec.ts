@@ -138,7 +138,7 @@ describe('Cashouts (spec 2.10, 4.5, 4.6, 7.4, 8)', () => {
     it('answers the lookup 400 for a bad id, 403 for another seller’s withdrawal, 404 unknown', async () => {
       const own = await fundedSeller(20_000);
       const created = await cashout(own, { amount: 100, pixKey: CPF_KEY }).expect(201);
-      expect((await t.http.get('/api/public/cashout/abc').set(seller.headers).expect(400)).body).toEqual({ message: expect.any(String), error: 'INVALID_ID' });
+      expect((await t.http.get('/api/public/cashout/abc').set(seller.headers).expect(400)).body).toEqual({ message: expect.any(String), error: 'INVALID_ID', details: { field: 'id', message: expect.any(String) } });
       expect((await t.http.get(`/api/public/cashout/${created.body.id}`).set(seller.headers).expect(403)).body).toEqual({ message: expect.any(String), error: 'FORBIDDEN' });
       expect((await t.http.get('/api/public/cashout/99999999').set(seller.headers).expect(404)).body).toEqual({ message: expect.any(String), error: 'NOT_FOUND' });
     });

@@ -227,7 +227,7 @@ describe('POST /api/sales (spec 2.1, 2.2, 7.1)', () => {
       await post([1, 2]).expect(400);
       const malformed = await t.http.post('/api/sales').set(seller.headers).set('Content-Type', 'application/json').send('{"amount":');
       expect(malformed.status).toBe(400);
-      expect(malformed.body).toEqual({ message: expect.any(String), error: 'MALFORMED_JSON' });
+      expect(malformed.body).toEqual({ message: expect.any(String), error: 'MALFORMED_JSON', details: { field: 'body', message: expect.any(String) } });
     });
 
     it('answers 401 as {message, details}', async () => {

@@ -53,11 +53,11 @@ describe('GET /api/seller (spec 2.9) and GET /api/public/balance (spec 2.8)', ()
         minAnticipatableDays: 0,
       },
       details: {
-        averageRevenue: null,
-        averageTicket: null,
-        physicalProducts: null,
-        productsDescription: null,
-        siteUrl: null,
+        averageRevenue: 0,
+        averageTicket: 0,
+        physicalProducts: false,
+        productsDescription: '',
+        siteUrl: '',
         phone: '11987654321',
         email: body.user.email,
       },
@@ -99,7 +99,7 @@ describe('GET /api/seller (spec 2.9) and GET /api/public/balance (spec 2.8)', ()
     const seller = await createSeller(t);
     const { body } = await t.http.get('/api/seller').set(seller.headers).expect(200);
     expect(body.document).toBeNull();
-    expect(body.defaultRecipient.document).toEqual({ number: null, type: null });
+    expect(body.defaultRecipient.document).toEqual({ number: '', type: '' });
     expect(body.invoiceDescriptor).toBe('LOJA TESTE');
   });
 

@@ -43,7 +43,8 @@ describe('error bodies of spec §7', () => {
   });
 
   it('transaction lookup: {message, error}', () => {
-    expect(render(renderTransactionsError, new DomainError('INVALID_ID', 'bad id'))).toEqual({ message: 'bad id', error: 'INVALID_ID' });
+    expect(render(renderTransactionsError, new DomainError('INVALID_ID', 'bad id'))).toEqual({ message: 'bad id', error: 'INVALID_ID', details: { field: 'id', message: 'bad id' } });
+    expect(render(renderTransactionsError, new DomainError('NOT_FOUND', 'none'))).toEqual({ message: 'none', error: 'NOT_FOUND' });
   });
 
   it('seller and balance: {error, message}', () => {

@@ -42,11 +42,14 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // Path parameters are strings checked by their own pipe (IdParamPipe): converted here first, "abc"
+    // reached it as NaN and its message quoted "NaN" instead of what the client sent.
+    if (metadata.type === 'param') return value;
     if (metadata.type === 'body' && metadata.metatype && metadata.metatype !== Object) {
       if (value === undefined || value === null || (typeof value === 'object' && Object.keys(value).length === 0 && !Array.isArray(value))) {
         value = {};
       } else if (typeof value !== 'object' || Array.isArray(value)) {
-        throw new DomainError('VALIDATION_ERROR', 'The request body must be a JSON object');
+        throw new DomainError('VALIDATION_ERROR', 'The request body must be a JSON object', { field: 'body' });
       }
     }
     return super.transform(value, metadata);

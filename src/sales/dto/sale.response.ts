@@ -78,10 +78,9 @@ export class TransactionResponse {
   @ApiProperty({ example: 1234 }) id: number;
   @ApiProperty({ example: 'PAGO' }) status: string;
   @ApiProperty({ example: 9990, description: 'Gross, cents' }) amount: number;
-  @ApiProperty({ example: 9891, nullable: true, type: Number, description: 'Credited after fees, cents; null until paid' }) netAmount: number | null;
-  @ApiProperty({ example: 99, nullable: true, type: Number, description: 'Fees, cents; null until paid' }) systemFee: number | null;
-  @ApiProperty({ example: 0, nullable: true, type: Number, description: 'Held in the blocked balance, cents; null until paid' })
-  reserveAmount: number | null;
+  @ApiPropertyOptional({ example: 9891, description: 'Credited after fees, cents; absent until paid' }) netAmount?: number;
+  @ApiPropertyOptional({ example: 99, description: 'Fees, cents; absent until paid' }) systemFee?: number;
+  @ApiPropertyOptional({ example: 0, description: 'Held in the blocked balance, cents; absent until paid' }) reserveAmount?: number;
   @ApiProperty({ example: 'PIX' }) paymentMethod: string;
   @ApiProperty({ example: '2026-11-22T13:00:00.000Z', description: 'Creation' }) date: string;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'When it was paid' }) completedAt: string | null;
@@ -91,7 +90,7 @@ export class TransactionResponse {
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Card only' }) cardLastFour: string | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Card only' }) cardBrand: string | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Boleto only' }) boletoCode: string | null;
-  @ApiProperty({ example: 'sbx_pix_1234', nullable: true, type: String }) externalTransactionId: string | null;
-  @ApiProperty({ example: null, nullable: true, type: Number, description: 'Credit card only' }) installments: number | null;
-  @ApiProperty({ example: null, nullable: true, type: Object, description: 'Physical goods only' }) shipping: Record<string, string> | null;
+  @ApiPropertyOptional({ example: 'sbx_pix_1234', description: 'Id at the payment provider; absent until it has one' }) externalTransactionId?: string;
+  @ApiPropertyOptional({ example: 3, description: 'Credit card only' }) installments?: number;
+  @ApiPropertyOptional({ type: Object, example: { street: 'Rua A', city: 'São Paulo' }, description: 'Physical goods only' }) shipping?: Record<string, string>;
 }

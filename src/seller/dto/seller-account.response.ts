@@ -3,7 +3,7 @@ import { ApiProperty } from '@nestjs/swagger';
 export class SellerUserResponse {
   @ApiProperty({ example: 12 }) id: number;
   @ApiProperty({ example: 'loja@example.com' }) email: string;
-  @ApiProperty({ example: '11987654321', nullable: true, type: String }) phone: string | null;
+  @ApiProperty({ example: '11987654321', description: 'Empty when none was given' }) phone: string;
   @ApiProperty({ example: 'Loja Exemplo' }) name: string;
   @ApiProperty({ example: false }) isEmailVerified: boolean;
   @ApiProperty({ example: false }) isPhoneVerified: boolean;
@@ -31,24 +31,23 @@ export class SellerPermissionsResponse {
 }
 
 export class SellerDetailsResponse {
-  @ApiProperty({ example: 5000000, nullable: true, type: Number, description: 'Cents per month' })
-  averageRevenue: number | null;
-  @ApiProperty({ example: 15000, nullable: true, type: Number, description: 'Cents' }) averageTicket: number | null;
-  @ApiProperty({ example: false, nullable: true, type: Boolean }) physicalProducts: boolean | null;
-  @ApiProperty({ example: 'Cursos online', nullable: true, type: String }) productsDescription: string | null;
-  @ApiProperty({ example: 'https://loja.example.com', nullable: true, type: String }) siteUrl: string | null;
-  @ApiProperty({ example: '11987654321', nullable: true, type: String }) phone: string | null;
-  @ApiProperty({ example: 'contato@loja.example.com', nullable: true, type: String }) email: string | null;
+  @ApiProperty({ example: 5000000, description: 'Cents per month; 0 when not declared' }) averageRevenue: number;
+  @ApiProperty({ example: 15000, description: 'Cents; 0 when not declared' }) averageTicket: number;
+  @ApiProperty({ example: false, description: 'false when not declared' }) physicalProducts: boolean;
+  @ApiProperty({ example: 'Cursos online', description: 'Empty when not declared' }) productsDescription: string;
+  @ApiProperty({ example: 'https://loja.example.com', description: 'Empty when not declared' }) siteUrl: string;
+  @ApiProperty({ example: '11987654321', description: "The account's phone unless another was declared; empty when none" }) phone: string;
+  @ApiProperty({ example: 'contato@loja.example.com', description: "The account's email unless another was declared" }) email: string;
 }
 
 export class SellerAddressResponse {
-  @ApiProperty({ example: 'Avenida Paulista', nullable: true, type: String }) street: string | null;
-  @ApiProperty({ example: '1000', nullable: true, type: String }) streetNumber: string | null;
-  @ApiProperty({ example: '01310100', nullable: true, type: String }) zipCode: string | null;
-  @ApiProperty({ example: 'Bela Vista', nullable: true, type: String }) neighborhood: string | null;
-  @ApiProperty({ example: 'São Paulo', nullable: true, type: String }) city: string | null;
-  @ApiProperty({ example: 'SP', nullable: true, type: String }) state: string | null;
-  @ApiProperty({ example: 'br', nullable: true, type: String }) country: string | null;
+  @ApiProperty({ example: 'Avenida Paulista', description: 'Empty when not given' }) street: string;
+  @ApiProperty({ example: '1000' }) streetNumber: string;
+  @ApiProperty({ example: '01310100' }) zipCode: string;
+  @ApiProperty({ example: 'Bela Vista' }) neighborhood: string;
+  @ApiProperty({ example: 'São Paulo' }) city: string;
+  @ApiProperty({ example: 'SP' }) state: string;
+  @ApiProperty({ example: 'br' }) country: string;
 }
 
 export class SellerRevenueResponse {
@@ -67,8 +66,8 @@ export class SellerRevenueResponse {
 }
 
 export class RecipientDocumentResponse {
-  @ApiProperty({ example: '11222333000181', nullable: true, type: String }) number: string | null;
-  @ApiProperty({ example: 'cnpj', nullable: true, enum: ['cpf', 'cnpj'] }) type: 'cpf' | 'cnpj' | null;
+  @ApiProperty({ example: '11222333000181', description: 'Empty when the seller has no document' }) number: string;
+  @ApiProperty({ example: 'cnpj', enum: ['cpf', 'cnpj', ''], description: 'Empty when the seller has no document' }) type: 'cpf' | 'cnpj' | '';
 }
 
 export class TransferSettingsResponse {

@@ -1,7 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class SubscriptionProduct {
-  @ApiProperty({ example: 12, nullable: true, type: Number }) id: number | null;
+  @ApiProperty({
+    example: 12,
+    description: "The sale item's productId; without one, the id of the product the gateway keeps for the item's title (created on first use, reused after)",
+  })
+  id: number;
   @ApiProperty({ example: 'Plano mensal' }) name: string;
 }
 
@@ -27,7 +31,7 @@ export class SubscriptionResponse extends SubscriptionListItem {
   @ApiProperty({ example: '52998224725' }) customerDocument: string;
   @ApiProperty({ example: '11987654321' }) customerPhone: string;
   @ApiProperty({ example: '2026-11-22T13:00:05.000Z', nullable: true, type: String }) lastPaymentDate: string | null;
-  @ApiProperty({ example: 'PAGO', nullable: true, type: String, description: 'PAGO, PENDENTE, RECUSADO or FALHA' }) lastPaymentStatus: string | null;
+  @ApiProperty({ example: 'PAGO', enum: ['PAGO', 'PENDENTE', 'RECUSADO', 'FALHA'], description: 'Of the latest charge' }) lastPaymentStatus: string;
   @ApiProperty({ example: 1 }) totalBillings: number;
   @ApiProperty({ example: 1 }) successfulBillings: number;
   @ApiProperty({ example: 0 }) failedBillings: number;

@@ -47,8 +47,9 @@ export class SubscriptionEntity {
   @Column({ name: 'customer_phone', type: 'varchar', nullable: true })
   customerPhone: string | null;
 
-  @Column({ name: 'product_id', type: 'integer', nullable: true })
-  productId: number | null;
+  /** Never null: the seller's productId or the product the gateway keeps for the item's title (subscription_products). */
+  @Column({ name: 'product_id', type: 'integer' })
+  productId: number;
 
   @Column({ name: 'product_name', type: 'varchar' })
   productName: string;

@@ -1,6 +1,7 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { once } from 'node:events';
 import { AddressInfo } from 'node:net';
+import { deliveryViolation, pendingViolations } from './contract/contract';
 
 export interface ReceivedRequest {
   path: string;
@@ -44,6 +45,8 @@ export class Receiver {
         this.answered.push(status);
         const rawBody = Buffer.concat(chunks).toString('utf8');
         const received = { path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) };
+        const violation = deliveryViolation(request.headers, received.body);
+        if (violation) pendingViolations.push(violation);
         this.arrived.push(received);
         const answer = () => {
           if (response.destroyed) return; // the sender went away before the answer: arrived, never acknowledged
