@@ -11,6 +11,7 @@ import { AddOutboxRetentionIndex1795390000000 } from './1795390000000-AddOutboxR
 import { CreateDashboardAccess1795410000000 } from './1795410000000-CreateDashboardAccess';
 import { AddSubscriptionBillingDueIndexes1795425000000 } from './1795425000000-AddSubscriptionBillingDueIndexes';
 import { CreateSubscriptionProducts1795440000000 } from './1795440000000-CreateSubscriptionProducts';
+import { AddRefundsOfStoppedSubscriptions1795450000000 } from './1795450000000-AddRefundsOfStoppedSubscriptions';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   CreateDashboardAccess1795410000000,
   AddSubscriptionBillingDueIndexes1795425000000,
   CreateSubscriptionProducts1795440000000,
+  AddRefundsOfStoppedSubscriptions1795450000000,
 ];

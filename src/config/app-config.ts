@@ -81,6 +81,10 @@ export class AppConfig {
   get providerRecoveryAfterSeconds(): number {
     return this.env.PROVIDER_RECOVERY_AFTER_SECONDS;
   }
+  /** The sandbox acquirer's latency before it records a charge, and before its answer arrives. */
+  get sandboxChargeDelays(): { beforeRecordMs: number; beforeAnswerMs: number } {
+    return { beforeRecordMs: this.env.SANDBOX_CHARGE_DELAY_MS, beforeAnswerMs: this.env.SANDBOX_CHARGE_ANSWER_DELAY_MS };
+  }
   /** Dunning of subscriptions (platform.md §7): retry days after a failed renewal, and the grace period. */
   get subscriptionDunning(): { retryOffsetsDays: number[]; graceDays: number } {
     return { retryOffsetsDays: this.env.SUBSCRIPTION_RETRY_DAYS.split(',').map(Number), graceDays: this.env.SUBSCRIPTION_GRACE_DAYS };

@@ -136,6 +136,23 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
   PROVIDER_RECOVERY_AFTER_SECONDS = 120;
 
+  /**
+   * The sandbox acquirer's latency, for trying what a slow acquirer does (never needed in production):
+   * milliseconds a card charge travels before the acquirer records it (a void sent meanwhile wins), and
+   * milliseconds its answer travels after (the charge is made; a void sent meanwhile finds it).
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'SANDBOX_CHARGE_DELAY_MS must be a whole number of milliseconds, 0 to 60000' })
+  @Min(0, { message: 'SANDBOX_CHARGE_DELAY_MS must be a whole number of milliseconds, 0 to 60000' })
+  @Max(60_000, { message: 'SANDBOX_CHARGE_DELAY_MS must be a whole number of milliseconds, 0 to 60000' })
+  SANDBOX_CHARGE_DELAY_MS = 0;
+
+  @Transform(toInteger)
+  @IsInt({ message: 'SANDBOX_CHARGE_ANSWER_DELAY_MS must be a whole number of milliseconds, 0 to 60000' })
+  @Min(0, { message: 'SANDBOX_CHARGE_ANSWER_DELAY_MS must be a whole number of milliseconds, 0 to 60000' })
+  @Max(60_000, { message: 'SANDBOX_CHARGE_ANSWER_DELAY_MS must be a whole number of milliseconds, 0 to 60000' })
+  SANDBOX_CHARGE_ANSWER_DELAY_MS = 0;
+
   /** Days after a failed card renewal's billing date at which it is retried (platform.md §7). */
   @Transform(emptyToUndefined)
   @Matches(/^\d{1,2}(,\d{1,2}){0,9}$/, { message: 'SUBSCRIPTION_RETRY_DAYS must be 1 to 10 comma-separated whole numbers of days' })

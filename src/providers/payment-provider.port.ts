@@ -85,6 +85,12 @@ export interface PaymentProvider {
    * provider made first. Idempotent.
    */
   voidCharge(reference: string): Promise<ChargeResult | null>;
+  /**
+   * Gives the customer back the whole of the charge made for this reference (a card charge approved
+   * after its subscription was stopped). Idempotent: a reference is refunded at most once. Throws when
+   * the provider made no approved charge for it.
+   */
+  refundCharge(reference: string): Promise<{ externalId: string }>;
   createPixCharge(request: PixChargeRequest): Promise<PixCharge>;
   createBoleto(request: BoletoRequest): Promise<Boleto>;
 }

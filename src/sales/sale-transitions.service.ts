@@ -32,6 +32,7 @@ export interface SaleDueWorkSummary {
   expiredSales: number;
   releasedReserves: number;
   recoveredCharges: number;
+  refundedCharges: number;
 }
 
 /** What a move needs besides the sale: the clock, and the seller's fees read before or inside the transaction. */
@@ -154,7 +155,36 @@ export class SaleTransitionsService {
       return due.length;
     });
     const recoveredCharges = await this.recoverCharges(sellerId);
-    return { expiredSales, releasedReserves, recoveredCharges };
+    const refundedCharges = await this.refundDue(null, new Date(), sellerId);
+    return { expiredSales, releasedReserves, recoveredCharges, refundedCharges };
+  }
+
+  /**
+   * Paid sales marked refund_due_at (a card charge the acquirer approved after its subscription was
+   * cancelled or paused): each refunded by the acquirer outside any transaction (idempotent by
+   * reference), then moved PAGO → ESTORNADO with its ledger posting and postback. Among `saleIds`, or
+   * (null) every one due, of one seller or all: the recovery job finishes what a crash left between the
+   * two. A refund that fails stays due and is tried again on the next pass.
+   */
+  async refundDue(saleIds: number[] | null, now: Date, sellerId: number | null = null): Promise<number> {
+    const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH);
+    let refunded = 0;
+    for (const { id, sellerId: owner } of due) {
+      try {
+        await this.provider.refundCharge(chargeReference(id));
+        const fees = await this.sellers.feeSchedule(owner);
+        const done = await this.dataSource.transaction(async (manager) => {
+          const sale = await this.sales.findByIdForUpdate(id, manager);
+          if (!sale || sale.status !== 'PAGO' || !sale.refundDueAt) return false;
+          await this.move(manager, sale, 'REFUNDED', { now, fees });
+          return true;
+        });
+        if (done) refunded += 1;
+      } catch (error) {
+        this.logger.warn({ err: error, saleId: id }, 'Could not refund a charge approved after its subscription stopped; retrying later');
+      }
+    }
+    return refunded;
   }
 
   /**

@@ -308,6 +308,31 @@ export class SalesRepository {
     return rows.map((row) => row.id);
   }
 
+  /** Card sales of the subscription whose charge is between its two commits (EM_PROCESSAMENTO). */
+  async inProcessingOfSubscription(subscriptionId: number): Promise<Array<{ id: number; sellerId: number }>> {
+    return this.dataSource.query(
+      `SELECT id, seller_id AS "sellerId" FROM sales WHERE subscription_id = $1 AND status = 'EM_PROCESSAMENTO' ORDER BY id`,
+      [subscriptionId],
+    );
+  }
+
+  /** Marks paid sales to be refunded (a charge approved after its subscription stopped), in the caller's transaction. */
+  async markRefundDue(ids: number[], at: Date, manager: EntityManager): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(`UPDATE sales SET refund_due_at = $2 WHERE id = ANY($1::int[]) AND status = 'PAGO' AND refund_due_at IS NULL`, [ids, at]);
+  }
+
+  /** Sales still PAGO that are marked to be refunded: among `ids`, or (null) the oldest `limit` of all (of one seller, or all). */
+  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number): Promise<Array<{ id: number; sellerId: number }>> {
+    if (ids !== null && ids.length === 0) return [];
+    return this.dataSource.query(
+      `SELECT id, seller_id AS "sellerId" FROM sales
+        WHERE refund_due_at IS NOT NULL AND status = 'PAGO' AND ($1::int[] IS NULL OR id = ANY($1::int[])) AND ($2::int IS NULL OR seller_id = $2)
+        ORDER BY refund_due_at LIMIT $3`,
+      [ids, sellerId, limit],
+    );
+  }
+
   /**
    * Takes claimStuckInProcessing's lease (provider_checked_at, a minute) on these sales still
    * EM_PROCESSAMENTO: the recovery job leaves them alone while a billing batch has their charges still

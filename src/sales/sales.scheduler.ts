@@ -11,7 +11,7 @@ import { SaleDueWorkSummary, SaleTransitionsService } from './sale-transitions.s
  */
 @Injectable()
 export class SalesScheduler {
-  private readonly job = new ExclusiveJob<SaleDueWorkSummary>(new Logger(SalesScheduler.name), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges > 0);
+  private readonly job = new ExclusiveJob<SaleDueWorkSummary>(new Logger(SalesScheduler.name), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges + s.refundedCharges > 0);
 
   constructor(private readonly transitions: SaleTransitionsService) {}
 

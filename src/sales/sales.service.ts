@@ -309,6 +309,16 @@ export class SalesService {
     return open.length;
   }
 
+  /** Paid sales of a subscription stopped before their charge was approved, to be refunded (in the caller's transaction). */
+  markRefundDue(manager: EntityManager, saleIds: number[], at: Date): Promise<void> {
+    return this.sales.markRefundDue(saleIds, at, manager);
+  }
+
+  /** Card sales of the subscription whose charge is between its two commits. */
+  inProcessingOfSubscription(subscriptionId: number): Promise<Array<{ id: number; sellerId: number }>> {
+    return this.sales.inProcessingOfSubscription(subscriptionId);
+  }
+
   nextSaleId(): Promise<number> {
     return this.sales.nextId();
   }

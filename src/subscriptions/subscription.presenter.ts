@@ -42,6 +42,7 @@ export function toSubscription(s: SubscriptionEntity): SubscriptionResponse {
     totalBillings: s.totalBillings,
     successfulBillings: s.successfulBillings,
     failedBillings: s.failedBillings,
+    refundedBillings: s.refundedBillings,
     metadata: { itemTitle: s.productName, customerPhone: s.customerPhone ?? '', ...s.metadata },
     scheduledCancellationDate: iso(s.scheduledCancellationDate),
     updatedAt: s.updatedAt.toISOString(),

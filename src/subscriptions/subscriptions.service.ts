@@ -133,7 +133,9 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const subscription = await this.subscriptions.findByIdForUpdate(sale.subscriptionId as number, manager);
     if (!subscription) return;
     const change = this.saleChange(subscription, sale, previous, now);
-    if (change) await this.apply(manager, subscription, change.event, change.changes, now);
+    if (!change) return;
+    await this.apply(manager, subscription, change.event, change.changes, now);
+    if (change.refund) await this.sales.markRefundDue(manager, [sale.id], now);
   }
 
   /**
@@ -149,7 +151,7 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     const changes = relevant.flatMap(({ sale, previous }) => {
       const subscription = subscriptions.get(sale.subscriptionId as number);
       const change = subscription && this.saleChange(subscription, sale, previous, now);
-      return subscription && change ? [{ subscription, ...change }] : [];
+      return subscription && change ? [{ subscription, saleId: sale.id, ...change }] : [];
     });
     const oneByOne =
       new Set(ids).size !== ids.length ||
@@ -162,16 +164,26 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
       return;
     }
     await this.applyMany(manager, changes, now);
+    await this.sales.markRefundDue(
+      manager,
+      changes.filter(({ refund }) => refund).map(({ saleId }) => saleId),
+      now,
+    );
   }
 
   /** What a move of one of its sales does to the subscription (event and columns), or null when nothing. */
-  private saleChange(subscription: SubscriptionEntity, sale: SaleEntity, previous: SaleStatus, now: Date): { event: SubscriptionEvent | null; changes: Partial<SubscriptionEntity> } | null {
+  private saleChange(subscription: SubscriptionEntity, sale: SaleEntity, previous: SaleStatus, now: Date): SaleChange | null {
     const first = sale.billingPeriod === 0;
     const changes: Partial<SubscriptionEntity> = {};
     let event: SubscriptionEvent | null = null;
 
     switch (saleOutcome(sale, previous)) {
       case 'PAID':
+        if (isStopped(subscription.status)) {
+          // Nothing of a cancelled or paused subscription can be paid afterwards: a charge the acquirer
+          // approved after the stop is given back (the sale is marked; SaleTransitionsService.refundDue).
+          return { event: null, changes: { refundedBillings: subscription.refundedBillings + 1 }, refund: true };
+        }
         Object.assign(changes, {
           successfulBillings: subscription.successfulBillings + 1,
           failedBillings: subscription.failedBillings - (previous === 'FALHA' ? 1 : 0),
@@ -471,6 +483,8 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     for (const saleId of uncharged) {
       await this.transitions.failUncharged(saleId, now).catch((error: unknown) => this.logger.warn({ err: error, saleId }, 'A renewal voided before its charge stays in processing; the recovery job fails it'));
     }
+    const approved = outcomes.filter(({ charge }) => charge.outcome === 'APPROVED').map(({ saleId }) => saleId);
+    await this.transitions.refundDue(approved, now).catch((error: unknown) => this.logger.warn({ err: error }, 'Refunds of renewals approved after their subscription stopped are left to the recovery job'));
     await this.transitions
       .releaseFromRecoveryHold(cards.map(({ sale }) => sale.id))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not give a billing batch back to the recovery job; it takes it within a minute'));
@@ -561,6 +575,8 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
       return true;
     }
     await this.transitions.applyChargeOutcome(saleId, result, fees, now);
+    // Stopped while the acquirer answered: the approval was applied and marked; it is given back now.
+    if (result.outcome === 'APPROVED') await this.transitions.refundDue([saleId], now);
     return true;
   }
 
@@ -572,12 +588,38 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     columns: (s: SubscriptionEntity) => Partial<SubscriptionEntity>,
     now: Date,
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    const moved = await this.dataSource.transaction(async (manager) => {
       const current = await this.subscriptions.findByIdForUpdate(subscription.id, manager);
-      if (!current || dueBillingAction(current, now, this.dunning)?.kind !== action.kind) return false;
-      await this.apply(manager, current, event, columns(current), now);
-      return true;
+      if (!current || dueBillingAction(current, now, this.dunning)?.kind !== action.kind) return null;
+      return this.apply(manager, current, event, columns(current), now);
     });
+    if (!moved) return false;
+    await this.settleChargesInFlight(moved, now);
+    return true;
+  }
+
+  /**
+   * After a move to CANCELLED or PAUSED has committed: the subscription's card charges still between their
+   * two commits are settled with the acquirer, outside any transaction. Each reference is voided: a
+   * charge still on its way is then refused and the sale fails; a charge the acquirer made first is
+   * applied, which marks it to be refunded (saleChange), and refunded at once. What fails here is left
+   * to the recovery job, which resolves the charge the same way, and to refundDue's pass.
+   */
+  private async settleChargesInFlight(subscription: SubscriptionEntity, now: Date): Promise<void> {
+    if (!isStopped(subscription.status)) return;
+    const inFlight = await this.sales.inProcessingOfSubscription(subscription.id);
+    if (inFlight.length === 0) return;
+    const fees = await this.sellers.feeSchedule(subscription.sellerId);
+    for (const { id } of inFlight) {
+      try {
+        const charge = await this.provider.voidCharge(chargeReference(id));
+        if (charge) await this.transitions.applyChargeOutcome(id, charge, fees, now);
+        else await this.transitions.failUncharged(id, now);
+      } catch (error) {
+        this.logger.warn({ err: error, saleId: id }, 'A charge in flight at a subscription stop was not settled; the recovery job resolves it');
+      }
+    }
+    await this.transitions.refundDue(inFlight.map(({ id }) => id), now);
   }
 
   /** A move the seller asks for: refused in the spec 7.5 codes when the table does not allow it. */
@@ -589,13 +631,15 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     columns: (s: SubscriptionEntity) => Partial<SubscriptionEntity>,
     now: Date,
   ): Promise<SubscriptionEntity> {
-    return this.dataSource.transaction(async (manager) => {
+    const moved = await this.dataSource.transaction(async (manager) => {
       const subscription = await this.ownedForUpdate(manager, sellerId, id);
       if (!canMove(subscription.status, event)) {
         throw new DomainError(refusal(subscription), `Subscription ${id} is ${subscription.status}: it cannot ${event.toLowerCase()}`);
       }
       return this.apply(manager, subscription, event, columns(subscription), now);
     });
+    await this.settleChargesInFlight(moved, now);
+    return moved;
   }
 
   /** The one place a subscription's status changes: the table decides, the row is saved, the postback written. */
@@ -716,6 +760,18 @@ function statusChange(subscription: SubscriptionEntity, moved: SubscriptionEntit
     changedAt: now,
     data: toSubscription(moved),
   };
+}
+
+/** What a sale's move does to its subscription: the event and columns, and whether the sale is to be refunded. */
+interface SaleChange {
+  event: SubscriptionEvent | null;
+  changes: Partial<SubscriptionEntity>;
+  refund?: boolean;
+}
+
+/** Cancelled or paused: nothing of it can be paid (a charge approved now is refunded). */
+function isStopped(status: SubscriptionStatus): boolean {
+  return status === 'CANCELLED' || status === 'PAUSED';
 }
 
 /** How a sale's move concerns its subscription: its payment, its failure, or its lapse unpaid (null: not at all). */

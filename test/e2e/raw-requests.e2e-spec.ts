@@ -83,7 +83,8 @@ const withMarker = (requestLine: string, marker: string): string => `${requestLi
 
 /** The run's log lines (every app of the e2e run logs into LOG_FILE) holding `marker`, once they are there. */
 async function logLinesWith(marker: string): Promise<string[]> {
-  const deadline = Date.now() + 3_000;
+  // The log is written asynchronously; on a loaded machine a line has been seen to take over 3 s.
+  const deadline = Date.now() + 10_000;
   for (;;) {
     const lines = readFileSync(process.env.LOG_FILE as string, 'utf8')
       .split('\n')

@@ -86,6 +86,7 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
       totalBillings: 1,
       successfulBillings: 1,
       failedBillings: 0,
+      refundedBillings: 0,
       product: { id: 77, name: 'Plano Pro' },
       metadata: { itemTitle: 'Plano Pro', customerPhone: customer.phone },
       scheduledCancellationDate: null,

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
 import { buildBoletoLine } from '../../domain/boleto-line';
 import { detectCardBrand } from '../../domain/card';
 import { buildPixBrCode } from '../../domain/pix-br-code';
@@ -60,7 +62,10 @@ const toResult = (row: ChargeRow & { outcome: Outcome }): ChargeResult => ({ out
  */
 @Injectable()
 export class SandboxPaymentProvider implements PaymentProvider {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
 
   async tokenizeCard(card: CardDetails): Promise<CardToken> {
     const behaviour = SANDBOX_TEST_CARDS[card.number] ?? { first: 'APPROVED', renewal: 'APPROVED' };
@@ -72,6 +77,14 @@ export class SandboxPaymentProvider implements PaymentProvider {
   }
 
   async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
+    const { beforeRecordMs, beforeAnswerMs } = this.config.sandboxChargeDelays;
+    if (beforeRecordMs > 0) await sleep(beforeRecordMs);
+    const result = await this.recordCharge(request);
+    if (beforeAnswerMs > 0) await sleep(beforeAnswerMs);
+    return result;
+  }
+
+  private async recordCharge(request: ChargeRequest): Promise<ChargeResult> {
     const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
     const outcome = match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
     // One statement: the new charge, or the one already recorded under this reference. A row inserted by a
@@ -101,6 +114,15 @@ export class SandboxPaymentProvider implements PaymentProvider {
       [reference, `sbx_void_${reference}`],
     );
     return this.findCharge(reference);
+  }
+
+  async refundCharge(reference: string): Promise<{ externalId: string }> {
+    const [row]: Array<{ external_id: string }> = await this.dataSource.query(
+      `UPDATE sandbox_card_charges SET refunded_at = COALESCE(refunded_at, now()) WHERE reference = $1 AND outcome = 'APPROVED' RETURNING external_id`,
+      [reference],
+    );
+    if (!row) throw new Error(`The sandbox acquirer has no approved charge for reference ${reference} to refund`);
+    return { externalId: `${row.external_id}_refund` };
   }
 
   private async row(reference: string): Promise<ChargeRow | null> {

@@ -104,6 +104,10 @@ export class SaleEntity {
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
 
+  /** Set when a card charge was approved after its subscription was cancelled or paused: it is to be refunded. */
+  @Column({ name: 'refund_due_at', type: 'timestamptz', nullable: true })
+  refundDueAt: Date | null;
+
   /** The subscription this sale charges (its creating sale or a renewal), with the period and attempt. */
   @Column({ name: 'subscription_id', type: 'integer', nullable: true })
   subscriptionId: number | null;

@@ -32,6 +32,7 @@ export class SchedulerRunResponse {
   @ApiProperty({ example: 2, description: 'PIX and boletos cancelled for expiry' }) expiredSales: number;
   @ApiProperty({ example: 1, description: 'Card reserves released to available' }) releasedReserves: number;
   @ApiProperty({ example: 0, description: 'Card sales left in processing, resolved by asking the provider' }) recoveredCharges: number;
+  @ApiProperty({ example: 0, description: 'Card charges approved after their subscription was cancelled or paused, refunded' }) refundedCharges: number;
   @ApiProperty({ example: 0, description: 'Withdrawals whose payout request had not reached the provider, sent' }) sentPayouts: number;
   @ApiProperty({
     example: { renewals: 1, retries: 0, cancelled: 0, pastDue: 0 },

@@ -35,6 +35,8 @@ export class SubscriptionResponse extends SubscriptionListItem {
   @ApiProperty({ example: 1 }) totalBillings: number;
   @ApiProperty({ example: 1 }) successfulBillings: number;
   @ApiProperty({ example: 0 }) failedBillings: number;
+  @ApiProperty({ example: 0, description: 'Charges the acquirer approved after the subscription was cancelled or paused, refunded to the customer at once' })
+  refundedBillings: number;
   @ApiProperty({ example: { itemTitle: 'Plano mensal', customerPhone: '11987654321' } }) metadata: Record<string, unknown>;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Set by a cancellation at the period end' }) scheduledCancellationDate: string | null;
   @ApiProperty({ example: '2026-11-22T13:00:05.000Z' }) updatedAt: string;

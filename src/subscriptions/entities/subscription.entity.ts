@@ -121,6 +121,10 @@ export class SubscriptionEntity {
   @Column({ name: 'failed_billings', type: 'integer' })
   failedBillings: number;
 
+  /** Charges approved after the subscription was cancelled or paused, and given back to the customer. */
+  @Column({ name: 'refunded_billings', type: 'integer' })
+  refundedBillings: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
