@@ -5,11 +5,51 @@ import { AppConfig } from '../config/app-config';
 import { describeDatabaseUrl } from '../database/database-url';
 import { REDIS_CLIENT } from '../redis/redis.module';
 
+/** What may be tried: signing in (per account and per address), or changing a password (per user and per address). */
+export type AttemptKind = 'sign-in' | 'password-change';
+
+/** Whose attempt it is: the account found for what was typed (its user id), or, when none, what was typed. */
+export type AttemptSubject = { userId: number } | { unknownEmail: string };
+
 /**
- * Failed dashboard sign-ins, counted in Redis per account (e-mail) and per client address over a
+ * One attempt, counted atomically before the password is checked: both counters are incremented (each
+ * created with the window as its expiry), and when either is then over its limit the attempt is refused
+ * and taken back, so a refused attempt neither verifies nor counts. Answers 0 when allowed, or the
+ * seconds until the counter over its limit expires. Redis 2.6+ (EVAL; no EXPIRE option of Redis 7).
+ */
+const ATTEMPT_SCRIPT = `
+local counts = {}
+for i = 1, 2 do
+  counts[i] = redis.call('INCR', KEYS[i])
+  if counts[i] == 1 then redis.call('EXPIRE', KEYS[i], ARGV[1]) end
+end
+local wait = 0
+for i = 1, 2 do
+  if counts[i] > tonumber(ARGV[i + 1]) then
+    local ttl = redis.call('TTL', KEYS[i])
+    if ttl > wait then wait = ttl end
+    if ttl < 0 then wait = math.max(wait, tonumber(ARGV[1])) end
+  end
+end
+if wait > 0 then
+  for i = 1, 2 do redis.call('DECR', KEYS[i]) end
+end
+return wait`;
+
+/** A right attempt: the subject's counter deleted, the address's taken back by one (never below 0, never without its expiry). */
+const SUCCEEDED_SCRIPT = `
+redis.call('DEL', KEYS[1])
+if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
+return 0`;
+
+/**
+ * Dashboard sign-ins and password changes, limited in Redis per account and per client address over a
  * window (LOGIN_MAX_ATTEMPTS_PER_ACCOUNT, LOGIN_MAX_ATTEMPTS_PER_ADDRESS, LOGIN_ATTEMPTS_WINDOW_SECONDS).
- * Independent of RATE_LIMIT_RPS, so it stays on where the API's limit is off. While Redis is down the
- * limit fails open, like the API's rate limit, and a warning is logged.
+ * Each attempt is counted before its password is verified (concurrent guesses cannot all be verified),
+ * and the account's counter is keyed by the account PostgreSQL found (`lower(email)`), never by the
+ * string typed, so no spelling of an e-mail gets a fresh counter. A successful attempt takes itself back
+ * and clears the account's counter. Independent of RATE_LIMIT_RPS; while Redis is down the limit fails
+ * open, like the API's rate limit, and a warning is logged.
  */
 @Injectable()
 export class LoginLimiter {
@@ -23,53 +63,42 @@ export class LoginLimiter {
     this.prefix = `login:${describeDatabaseUrl(config.databaseUrl).databaseName}:`;
   }
 
-  /** Seconds until this account or address may try again, or 0 when it may try now. */
-  async waitSeconds(email: string, address: string): Promise<number> {
+  /** Counts one attempt; 0 when it may go on to the password check, else the seconds to wait. */
+  async attempt(kind: AttemptKind, subject: AttemptSubject, address: string): Promise<number> {
     const limits = this.config.loginLimits;
     try {
-      const [account, client] = await this.redis.mget(this.accountKey(email), this.addressKey(address));
-      const keys: string[] = [];
-      if (Number(account ?? 0) >= limits.perAccount) keys.push(this.accountKey(email));
-      if (Number(client ?? 0) >= limits.perAddress) keys.push(this.addressKey(address));
-      if (keys.length === 0) return 0;
-      const ttls = await Promise.all(keys.map((key) => this.redis.ttl(key)));
-      return Math.max(1, ...ttls);
+      const wait = await this.redis.eval(
+        ATTEMPT_SCRIPT,
+        2,
+        this.subjectKey(kind, subject),
+        this.addressKey(kind, address),
+        limits.windowSeconds,
+        limits.perAccount,
+        limits.perAddress,
+      );
+      return Number(wait);
     } catch (error) {
       this.warn(error);
       return 0;
     }
   }
 
-  /** Counts a failed sign-in against the account and the address. */
-  async recordFailure(email: string, address: string): Promise<void> {
-    const window = this.config.loginLimits.windowSeconds;
+  /** The attempt was right: it is taken back from the address, and the account's counter starts again. */
+  async succeeded(kind: AttemptKind, subject: AttemptSubject, address: string): Promise<void> {
     try {
-      const multi = this.redis.multi();
-      for (const key of [this.accountKey(email), this.addressKey(address)]) {
-        multi.incr(key);
-        multi.expire(key, window, 'NX');
-      }
-      await multi.exec();
+      await this.redis.eval(SUCCEEDED_SCRIPT, 2, this.subjectKey(kind, subject), this.addressKey(kind, address));
     } catch (error) {
       this.warn(error);
     }
   }
 
-  /** A successful sign-in clears the account's count (the address keeps its own). */
-  async recordSuccess(email: string): Promise<void> {
-    try {
-      await this.redis.del(this.accountKey(email));
-    } catch (error) {
-      this.warn(error);
-    }
+  private subjectKey(kind: AttemptKind, subject: AttemptSubject): string {
+    const who = 'userId' in subject ? `user:${subject.userId}` : `unknown:${sha256Hex(subject.unknownEmail.trim().toLowerCase())}`;
+    return `${this.prefix}${kind}:${who}`;
   }
 
-  private accountKey(email: string): string {
-    return `${this.prefix}account:${sha256Hex(String(email).trim().toLowerCase())}`;
-  }
-
-  private addressKey(address: string): string {
-    return `${this.prefix}address:${address}`;
+  private addressKey(kind: AttemptKind, address: string): string {
+    return `${this.prefix}${kind}:address:${address}`;
   }
 
   private warn(error: unknown): void {

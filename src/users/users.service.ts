@@ -7,7 +7,7 @@ import { sha256Hex } from '../common/crypto/secrets';
 import { AppConfig } from '../config/app-config';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { passwordProblem } from '../domain/password-policy';
-import { UsersRepository } from './users.repository';
+import { UsersRepository, UserCredentials } from './users.repository';
 
 /** An invitation link sets the first password within this many hours. */
 export const INVITATION_TTL_HOURS = 72;
@@ -75,18 +75,27 @@ export class UsersService {
     await this.usableInvitation(token);
   }
 
-  /** The user for this e-mail and password, or null (unknown e-mail, no password yet, or a wrong one). */
-  async verify(email: string, password: string): Promise<SignedInUser | null> {
-    const user = typeof email === 'string' && email.length <= 320 ? await this.users.credentialsByEmail(email.trim()) : null;
-    const hash = user?.passwordHash ?? (await DECOY_HASH);
+  /** The account for this e-mail as PostgreSQL matches it (`lower(email)`), or null: what sign-in attempts are counted against. */
+  async findAccount(email: string): Promise<UserCredentials | null> {
+    return typeof email === 'string' && email.length <= 320 ? this.users.credentialsByEmail(email.trim()) : null;
+  }
+
+  /** The user if `password` is that account's, or null (no account, no password yet, or a wrong one); as slow either way. */
+  async verify(account: UserCredentials | null, password: string): Promise<SignedInUser | null> {
+    const hash = account?.passwordHash ?? (await DECOY_HASH);
     const matches = typeof password === 'string' && password.length <= 1024 && (await argon2.verify(hash, password).catch(() => false));
-    if (!user || !user.passwordHash || !matches) return null;
-    return { userId: user.id, sellerId: user.sellerId, email: user.email };
+    if (!account || !account.passwordHash || !matches) return null;
+    return { userId: account.id, sellerId: account.sellerId, email: account.email };
+  }
+
+  /** Whether `password` is the user's current one (the password change asks for it). */
+  async isCurrentPassword(userId: number, password: string): Promise<boolean> {
+    const user = await this.users.credentialsById(userId);
+    return Boolean(user?.passwordHash) && (await argon2.verify(user?.passwordHash as string, password ?? '').catch(() => false));
   }
 
   async changePassword(userId: number, currentPassword: string, newPassword: string): Promise<void> {
-    const user = await this.users.credentialsById(userId);
-    if (!user?.passwordHash || !(await argon2.verify(user.passwordHash, currentPassword ?? '').catch(() => false))) {
+    if (!(await this.isCurrentPassword(userId, currentPassword))) {
       throw new RequestValidationError([], [{ field: 'currentPassword', message: 'A senha atual não confere.' }]);
     }
     const problem = passwordProblem(newPassword);

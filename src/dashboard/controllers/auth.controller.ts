@@ -6,7 +6,7 @@ import { SellerService } from '../../seller/seller.service';
 import { UsersService } from '../../users/users.service';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
 import { formErrorsOf, formText, NO_ERRORS, startSession } from '../forms';
-import { LoginLimiter } from '../login-limiter';
+import { AttemptSubject, LoginLimiter } from '../login-limiter';
 import { DashboardSessionStore } from '../session-store';
 
 /** Sign-in, invitations, password change and sign-out of the seller dashboard. */
@@ -32,29 +32,24 @@ export class DashboardAuthController {
     const email = formText(request, 'email').trim();
     const password = formText(request, 'password');
     const address = request.ip ?? 'unknown';
-    const wait = await this.limiter.waitSeconds(email, address);
-    if (wait > 0) {
-      response.setHeader('Retry-After', String(wait));
-      const minutes = Math.ceil(wait / 60);
-      return response.status(429).render('login', {
-        email,
-        errors: { fields: {}, form: `Muitas tentativas de entrar. Tente de novo em ${minutes} minuto${minutes > 1 ? 's' : ''}.` },
-      });
-    }
     const fields: Record<string, string> = {};
     if (!email) fields.email = 'Informe o e-mail.';
     if (!password) fields.password = 'Informe a senha.';
     if (Object.keys(fields).length > 0) return response.status(400).render('login', { email, errors: { fields, form: null } });
 
-    const user = await this.users.verify(email, password);
+    // Counted before the password is checked, against the account PostgreSQL finds for what was typed.
+    const account = await this.users.findAccount(email);
+    const subject: AttemptSubject = account ? { userId: account.id } : { unknownEmail: email };
+    const wait = await this.limiter.attempt('sign-in', subject, address);
+    if (wait > 0) return tooManyAttempts(response, wait, 'Muitas tentativas de entrar', 'login', { email, errors: NO_ERRORS });
+    const user = await this.users.verify(account, password);
     if (!user) {
-      await this.limiter.recordFailure(email, address);
       return response.status(401).render('login', { email, errors: { fields: { password: 'E-mail ou senha incorretos.' }, form: null } });
     }
+    await this.limiter.succeeded('sign-in', subject, address);
     if ((await this.sellers.identity(user.sellerId)).blocked) {
       return response.status(403).render('login', { email, errors: { fields: {}, form: 'Esta conta está bloqueada. Fale com o suporte.' } });
     }
-    await this.limiter.recordSuccess(email);
     await startSession(request, user.userId, user.sellerId);
     response.redirect(303, '/dashboard');
   }
@@ -104,11 +99,17 @@ export class DashboardAuthController {
     if (next !== formText(request, 'newPasswordConfirmation')) {
       return response.status(400).render('password', { errors: { fields: { newPasswordConfirmation: 'As senhas não conferem.' }, form: null }, changed: false });
     }
+    // The current password is a password guess like a sign-in's: limited the same way, per user and address.
+    const address = request.ip ?? 'unknown';
+    const subject: AttemptSubject = { userId: user.userId };
+    const wait = await this.limiter.attempt('password-change', subject, address);
+    if (wait > 0) return tooManyAttempts(response, wait, 'Muitas tentativas de trocar a senha', 'password', { errors: NO_ERRORS, changed: false });
     try {
       await this.users.changePassword(user.userId, formText(request, 'currentPassword'), next);
     } catch (error) {
       return response.status(400).render('password', { errors: formErrorsOf(error), changed: false });
     }
+    await this.limiter.succeeded('password-change', subject, address);
     // A new session id after a credential change, and every other session of the user ends; the page
     // below is rendered with the new session's CSRF token.
     await startSession(request, user.userId, user.sellerId);
@@ -116,4 +117,14 @@ export class DashboardAuthController {
     request.session.csrfToken = response.locals.csrfToken as string;
     response.render('password', { errors: NO_ERRORS, changed: true });
   }
+}
+
+/** 429 with Retry-After, the page rendered again with the wait in minutes. */
+function tooManyAttempts(response: Response, waitSeconds: number, what: string, view: string, locals: { errors: typeof NO_ERRORS } & Record<string, unknown>): void {
+  response.setHeader('Retry-After', String(waitSeconds));
+  const minutes = Math.ceil(waitSeconds / 60);
+  response.status(429).render(view, {
+    ...locals,
+    errors: { fields: {}, form: `${what}. Tente de novo em ${minutes} minuto${minutes > 1 ? 's' : ''}.` },
+  });
 }
