@@ -12,6 +12,7 @@ import { CreateDashboardAccess1795410000000 } from './1795410000000-CreateDashbo
 import { AddSubscriptionBillingDueIndexes1795425000000 } from './1795425000000-AddSubscriptionBillingDueIndexes';
 import { CreateSubscriptionProducts1795440000000 } from './1795440000000-CreateSubscriptionProducts';
 import { AddRefundsOfStoppedSubscriptions1795450000000 } from './1795450000000-AddRefundsOfStoppedSubscriptions';
+import { AddInvitationRevocation1795460000000 } from './1795460000000-AddInvitationRevocation';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   AddSubscriptionBillingDueIndexes1795425000000,
   CreateSubscriptionProducts1795440000000,
   AddRefundsOfStoppedSubscriptions1795450000000,
+  AddInvitationRevocation1795460000000,
 ];

@@ -53,7 +53,7 @@ export class AdminController {
   }
 
   @Post('sellers/:id/invitation')
-  @ApiOperation({ summary: "A new one-time link that sets the seller's dashboard password (expires in 72 h); earlier links stop working once one is used" })
+  @ApiOperation({ summary: "A new one-time link that sets the seller's dashboard password (expires in 72 h); every earlier unused link stops working at once (revokedInvitations says how many)" })
   @ApiCreatedResponse({ type: InvitationResponse })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
   invite(@Param('id', IdParamPipe) id: number): Promise<InvitationResponse> {

@@ -48,6 +48,19 @@ export class UsersRepository {
     await manager.getRepository(SellerUserEntity).update({ id: userId }, { passwordHash, passwordChangedAt: () => 'now()' });
   }
 
+  /**
+   * Revokes the user's invitations still usable (unused, unrevoked, unexpired), under the user's row lock
+   * so that two invitations issued at once cannot both stay usable: how many were revoked.
+   */
+  async revokeOpenInvitations(userId: number, manager: EntityManager): Promise<number> {
+    await manager.query('SELECT id FROM seller_users WHERE id = $1 FOR UPDATE', [userId]);
+    const [, revoked]: [unknown, number] = await manager.query(
+      'UPDATE seller_invitations SET revoked_at = now() WHERE user_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()',
+      [userId],
+    );
+    return revoked;
+  }
+
   async insertInvitation(userId: number, tokenHash: string, expiresAt: Date, manager: EntityManager = this.dataSource.manager): Promise<void> {
     await manager.getRepository(InvitationEntity).insert({ userId, tokenHash, expiresAt });
   }
@@ -57,7 +70,7 @@ export class UsersRepository {
     return this.dataSource
       .getRepository(InvitationEntity)
       .createQueryBuilder('i')
-      .where('i.token_hash = :tokenHash AND i.used_at IS NULL AND i.expires_at > now()', { tokenHash })
+      .where('i.token_hash = :tokenHash AND i.used_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()', { tokenHash })
       .getOne();
   }
 
@@ -67,7 +80,7 @@ export class UsersRepository {
    */
   async useInvitation(invitation: InvitationEntity, manager: EntityManager): Promise<boolean> {
     const [, affected]: [unknown, number] = await manager.query(
-      'UPDATE seller_invitations SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now()',
+      'UPDATE seller_invitations SET used_at = now() WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()',
       [invitation.id],
     );
     if (affected === 0) return false;

@@ -16,6 +16,8 @@ export interface Invitation {
   /** The one-time link; shown once, only a hash of its token is stored. */
   url: string;
   expiresAt: string;
+  /** Earlier links of the user still unused, revoked by this one. */
+  revokedInvitations: number;
 }
 
 export interface SignedInUser {
@@ -112,7 +114,9 @@ export class UsersService {
   private async issueInvitation(userId: number, manager: EntityManager): Promise<Invitation> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + INVITATION_TTL_HOURS * 3_600_000);
+    // A new link replaces the earlier ones at once: an operator re-issues one because it leaked.
+    const revokedInvitations = await this.users.revokeOpenInvitations(userId, manager);
     await this.users.insertInvitation(userId, sha256Hex(token), expiresAt, manager);
-    return { url: `${this.config.dashboardBaseUrl}/dashboard/invitation/${token}`, expiresAt: expiresAt.toISOString() };
+    return { url: `${this.config.dashboardBaseUrl}/dashboard/invitation/${token}`, expiresAt: expiresAt.toISOString(), revokedInvitations };
   }
 }

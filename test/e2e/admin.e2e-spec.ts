@@ -58,28 +58,46 @@ describe('Operator API', () => {
         seller: expect.objectContaining({ id: expect.any(Number), legalName: 'Maria Silva', blocked: false }),
         credentials: { publicKey: expect.stringMatching(/^pk_/), privateKey: expect.stringMatching(/^sk_/) },
         postbackSecret: expect.stringMatching(/^whsec_/),
-        invitation: { url: expect.stringMatching(/^http:\/\/localhost:3000\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.stringMatching(/Z$/) },
+        invitation: { url: expect.stringMatching(/^http:\/\/localhost:3000\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.stringMatching(/Z$/), revokedInvitations: 0 },
       });
       expect(response.body.seller.document).toEqual({ id: response.body.seller.id, number: '52998224725', type: 'cpf' });
       const [row] = await t.db.query('SELECT postback_secret_encrypted FROM sellers WHERE id = $1', [response.body.seller.id]);
       expect(row.postback_secret_encrypted).not.toContain(response.body.postbackSecret.slice(6));
     });
 
-    it('issues a new invitation link for an existing seller; the first link used ends the others', async () => {
+    // Issue 19, finding 3: an operator re-issues a link because the old one leaked; the old one must die at once.
+    it('issues a new invitation link that revokes the earlier unused ones at once, and says how many', async () => {
       const seller = await createSeller(t);
-      const second = await t.http.post(`/admin/sellers/${seller.id}/invitation`).set(adminHeaders).expect(201);
-      expect(second.body).toEqual({ url: expect.stringMatching(/\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String) });
-      expect(second.body.url).not.toBe((seller.body.invitation as { url: string }).url);
-      const secondPath = new URL(second.body.url).pathname;
       const firstPath = new URL((seller.body.invitation as { url: string }).url).pathname;
       expect((await t.http.get(firstPath)).status).toBe(200);
+      const second = await t.http.post(`/admin/sellers/${seller.id}/invitation`).set(adminHeaders).expect(201);
+      expect(second.body).toEqual({ url: expect.stringMatching(/\/dashboard\/invitation\/[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String), revokedInvitations: 1 });
+      expect(second.body.url).not.toBe((seller.body.invitation as { url: string }).url);
+      const secondPath = new URL(second.body.url).pathname;
+      expect((await t.http.get(firstPath)).status).toBe(404);
+      // The revoked link cannot set a password either, even with a valid form of its own.
+      const leaked = request.agent(t.app.getHttpServer());
+      const login = await leaked.get('/dashboard/login').expect(200);
+      const leakedCsrf = /name="_csrf" value="([^"]+)"/.exec(login.text)?.[1];
+      expect((await leaked.post(firstPath).type('form').send({ _csrf: leakedCsrf, password: 'senha-vazada-123', passwordConfirmation: 'senha-vazada-123' })).status).toBe(404);
+
       const agent = request.agent(t.app.getHttpServer());
       const form = await agent.get(secondPath).expect(200);
       const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)?.[1];
       await agent.post(secondPath).type('form').send({ _csrf: csrf, password: 'senha-nova-123', passwordConfirmation: 'senha-nova-123' }).expect(303);
-      expect((await t.http.get(firstPath)).status).toBe(404);
       expect((await t.http.get(secondPath)).status).toBe(404);
+      const third = await t.http.post(`/admin/sellers/${seller.id}/invitation`).set(adminHeaders).expect(201);
+      expect(third.body.revokedInvitations).toBe(0); // the second was used, nothing left to revoke
       await t.http.post(`/admin/sellers/999999/invitation`).set(adminHeaders).expect(404);
+    });
+
+    it('leaves exactly one usable link after 8 invitations issued at once', async () => {
+      const seller = await createSeller(t);
+      const issued = await Promise.all(Array.from({ length: 8 }, () => t.http.post(`/admin/sellers/${seller.id}/invitation`).set(adminHeaders).expect(201)));
+      const usable = [];
+      for (const { body } of issued) if ((await t.http.get(new URL(body.url).pathname)).status === 200) usable.push(body.url);
+      expect(usable).toHaveLength(1);
+      expect(issued.reduce((sum, { body }) => sum + body.revokedInvitations, 0)).toBe(8);
     });
 
     it('refuses a second seller with the same e-mail, whatever its case, with 409', async () => {

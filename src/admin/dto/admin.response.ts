@@ -12,6 +12,8 @@ export class InvitationResponse {
   @ApiProperty({ example: 'http://localhost:3000/dashboard/invitation/Qm9v...', description: 'One-time link that sets the dashboard password; shown once' })
   url: string;
   @ApiProperty({ example: '2026-11-25T13:00:00.000Z', description: '72 h after its creation' }) expiresAt: string;
+  @ApiProperty({ example: 1, description: 'Earlier links of this seller still unused, which stopped working when this one was issued' })
+  revokedInvitations: number;
 }
 
 export class CreatedSellerResponse {

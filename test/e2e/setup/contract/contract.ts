@@ -22,6 +22,7 @@ const ID = '[^/]+';
 const keyPair = S.shape({ publicKey: { type: 'string', pattern: '^pk_' }, privateKey: { type: 'string', pattern: '^sk_' } });
 const webhook = S.shape({ id: { type: 'integer' }, url: { type: 'string' }, type: { const: 'WITHDRAWAL' } });
 const settings = S.shape({ apiWithdrawalsEnabled: { type: 'boolean' } });
+const invitation = S.shape({ url: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, revokedInvitations: { type: 'integer', minimum: 0 } });
 const adminSeller = { allOf: [S.sellerAccount, S.shape({ fees: { type: 'object' } })] };
 const operatorObject = { type: 'object' };
 const operatorList = { type: 'array', items: { type: 'object' } };
@@ -53,7 +54,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: new RegExp(`^/admin/sellers/${ID}$`), ok: { 200: adminSeller }, family: S.accountError },
   { method: 'PATCH', path: new RegExp(`^/admin/sellers/${ID}$`), ok: { 200: adminSeller }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/api-keys$`), ok: { 201: keyPair }, family: S.accountError },
-  { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/invitation$`), ok: { 201: operatorObject }, family: S.accountError },
+  { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/invitation$`), ok: { 201: invitation }, family: S.accountError },
   { method: 'DELETE', path: new RegExp(`^/admin/api-keys/${ID}$`), ok: { 204: null }, family: S.accountError },
   { method: 'GET', path: /^\/admin\/settings$/, ok: { 200: settings }, family: S.accountError },
   { method: 'PUT', path: /^\/admin\/settings$/, ok: { 200: settings }, family: S.accountError },
