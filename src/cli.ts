@@ -68,12 +68,17 @@ async function main(argv: string[]): Promise<unknown> {
     }
     if (command === 'secrets:reencrypt') return await app.get(SellerService).reencryptSecrets();
     if (!values['public-key']) throw new Error('--public-key is required');
-    await app.get(ApiKeysService).revoke(values['public-key']);
+    const propagation = await app.get(ApiKeysService).revoke(values['public-key']);
+    // Saved but not announced: the running instances may accept the pair until their cache expires.
+    if (!propagation.announced) throw new NotAnnounced(`revoked ${values['public-key']}, but ${propagation.warning ?? 'not announced'}`);
     return { revoked: values['public-key'] };
   } finally {
     await app.close();
   }
 }
+
+/** A change saved in PostgreSQL whose announcement to the running instances failed: exit code 3. */
+class NotAnnounced extends Error {}
 
 main(process.argv.slice(2))
   .then((result) => {
@@ -83,5 +88,5 @@ main(process.argv.slice(2))
   .catch((error: Error) => {
     const prefix = error instanceof DomainError ? `${error.code}: ` : '';
     process.stderr.write(`${prefix}${error.message.split('\n')[0]}\n`);
-    process.exit(1);
+    process.exit(error instanceof NotAnnounced ? 3 : 1);
   });

@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Res } from '@nestjs/common';
+import { Response } from 'express';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { ApiKeysService } from '../auth/api-keys.service';
+import { ApiKeysService, Propagation } from '../auth/api-keys.service';
 import { AdminApi } from '../common/decorators/admin-auth.decorator';
 import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
@@ -39,8 +40,8 @@ export class AdminController {
   @ApiOperation({ summary: "Block or unblock a seller, change its permissions or fees" })
   @ApiOkResponse({ type: AdminSellerResponse })
   @ApiErrorResponses('account', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND'])
-  async updateSeller(@Param('id', IdParamPipe) id: number, @Body() body: UpdateSellerDto): Promise<AdminSellerResponse> {
-    await this.sellers.update(id, body);
+  async updateSeller(@Param('id', IdParamPipe) id: number, @Body() body: UpdateSellerDto, @Res({ passthrough: true }) response: Response): Promise<AdminSellerResponse> {
+    warnUnannounced(response, await this.sellers.update(id, body));
     return this.sellerWithFees(id);
   }
 
@@ -65,8 +66,8 @@ export class AdminController {
   @ApiOperation({ summary: 'Revoke a key pair: it answers 401 from then on' })
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiErrorResponses('account', ['UNAUTHORIZED', 'NOT_FOUND'])
-  async revokeKeyPair(@Param('publicKey') publicKey: string): Promise<void> {
-    await this.apiKeys.revoke(publicKey);
+  async revokeKeyPair(@Param('publicKey') publicKey: string, @Res({ passthrough: true }) response: Response): Promise<void> {
+    warnUnannounced(response, await this.apiKeys.revoke(publicKey));
   }
 
   @Get('settings')
@@ -89,4 +90,12 @@ export class AdminController {
     const [account, fees] = await Promise.all([this.sellers.account(id), this.sellers.feeSchedule(id)]);
     return { ...account, fees };
   }
+}
+
+/**
+ * A revocation or block saved but not announced to the other instances (Redis unreachable) is answered
+ * as usual with a `Warning` header (RFC 9111 §5.5's 199, "miscellaneous warning") that says so.
+ */
+function warnUnannounced(response: Response, propagation: Propagation): void {
+  if (!propagation.announced && propagation.warning) response.setHeader('Warning', `199 payment-gateway "${propagation.warning}"`);
 }

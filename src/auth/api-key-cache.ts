@@ -18,8 +18,9 @@ interface Entry {
  * each time. Revocation and blocking are honoured at once, in every instance: the change is published on
  * a Redis channel of this database (`api-keys:<database>`, like Bull's prefix, so that instances on
  * other databases sharing the Redis ignore it), and each instance drops the entries it names. While this
- * instance's subscription is not live (Redis down, reconnecting) nothing is read from the cache, and it
- * is emptied when the subscription comes back, since messages may have been missed. A lookup that raced
+ * instance's subscription is not live (Redis down, reconnecting, SUBSCRIBE not yet confirmed) nothing is
+ * read from the cache, and it is emptied when the subscription comes back, since messages may have been
+ * missed. A change that cannot be announced is reported to the caller (keyRevoked, sellerChanged). A lookup that raced
  * an invalidation is not stored (generation counter). API_KEY_CACHE_SECONDS bounds an entry's life, as
  * the backstop for changes made outside the service (SQL by hand).
  */
@@ -43,15 +44,21 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     if (this.ttlMs === 0) return;
-    const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: true });
+    // No automatic resubscription: ioredis reports 'ready' before it sends SUBSCRIBE again, and a change
+    // published in between would be missed by a cache already trusted. SUBSCRIBE is sent here instead,
+    // and the cache is trusted only once Redis has confirmed it.
+    const subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: true, autoResubscribe: false });
     this.subscriber = subscriber;
     subscriber.on('error', () => undefined); // reconnects by itself; the cache is bypassed meanwhile
     subscriber.on('close', () => this.goDark());
     subscriber.on('message', (_channel: string, message: string) => this.apply(message));
-    // 'ready' fires again after each reconnection (ioredis subscribes again by itself): start afresh.
     let subscribed = false;
     subscriber.on('ready', () => {
-      if (subscribed) this.goLive();
+      if (!subscribed) return;
+      subscriber.subscribe(this.channel).then(
+        () => this.goLive(),
+        (error: unknown) => this.logger.warn({ err: error }, 'API key cache off: could not subscribe again to key changes'),
+      );
     });
     try {
       await subscriber.connect();
@@ -91,24 +98,34 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     this.entries.set(publicKey, { key, expiresAt: Date.now() + this.ttlMs });
   }
 
-  /** The pair was revoked: dropped here at once, and in the other instances through Redis. */
-  async keyRevoked(publicKey: string): Promise<void> {
-    await this.announce(`key:${publicKey}`);
+  /**
+   * The pair was revoked: dropped here at once, and in the other instances through Redis. False when the
+   * change could not be announced: another instance may then accept the pair until its entry expires
+   * (API_KEY_CACHE_SECONDS), and the caller must say so.
+   */
+  async keyRevoked(publicKey: string): Promise<boolean> {
+    return this.announce(`key:${publicKey}`);
   }
 
-  /** The seller was blocked or unblocked: its pairs are dropped everywhere. */
-  async sellerChanged(sellerId: number): Promise<void> {
-    await this.announce(`seller:${sellerId}`);
+  /** The seller was blocked or unblocked: its pairs are dropped everywhere. False when it could not be announced. */
+  async sellerChanged(sellerId: number): Promise<boolean> {
+    return this.announce(`seller:${sellerId}`);
   }
 
-  private async announce(message: string): Promise<void> {
+  private async announce(message: string): Promise<boolean> {
     this.apply(message);
     try {
       await this.redis.publish(this.channel, message);
+      return true;
     } catch (error) {
-      // The other instances' subscriptions are down too when Redis is: they read PostgreSQL meanwhile.
-      this.logger.warn({ err: error, message }, 'Could not announce an API key change through Redis');
+      this.logger.warn({ err: error, message }, 'Could not announce an API key change through Redis: other instances may keep a cached pair until it expires');
+      return false;
     }
+  }
+
+  /** Seconds another instance may keep trusting a pair whose change was not announced. */
+  get cacheSeconds(): number {
+    return this.ttlMs / 1000;
   }
 
   private apply(message: string): void {

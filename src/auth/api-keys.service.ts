@@ -25,6 +25,12 @@ const LAST_USE_PERIOD_MS = 60_000;
 /** Pairs whose last write this instance remembers; the oldest is forgotten first. */
 const MAX_TOUCHES_REMEMBERED = 10_000;
 
+/** Whether a change of a pair or a seller's access reached the other instances' caches; a warning to show when not. */
+export interface Propagation {
+  announced: boolean;
+  warning?: string;
+}
+
 /** Issues, revokes and checks API key pairs (spec §5). */
 @Injectable()
 export class ApiKeysService {
@@ -44,16 +50,24 @@ export class ApiKeysService {
   }
 
   /** Revokes the pair (the operator); with `sellerId`, only if it is that seller's (the seller's dashboard). */
-  async revoke(publicKey: string, sellerId?: number): Promise<void> {
+  async revoke(publicKey: string, sellerId?: number): Promise<Propagation> {
     if (!(await this.keys.revokeIfActive(publicKey, sellerId))) {
       throw new DomainError('NOT_FOUND', 'No active API key with this public key');
     }
-    await this.cache.keyRevoked(publicKey);
+    return this.propagation(await this.cache.keyRevoked(publicKey));
   }
 
   /** The seller was blocked or unblocked: its pairs are checked again from the next request on, in every instance. */
-  sellerAccessChanged(sellerId: number): Promise<void> {
-    return this.cache.sellerChanged(sellerId);
+  async sellerAccessChanged(sellerId: number): Promise<Propagation> {
+    return this.propagation(await this.cache.sellerChanged(sellerId));
+  }
+
+  private propagation(announced: boolean): Propagation {
+    if (announced) return { announced };
+    return {
+      announced,
+      warning: `Saved, but not announced to the other instances (Redis unreachable): they may keep accepting the old state for up to ${this.cache.cacheSeconds} s`,
+    };
   }
 
   /** The seller's pairs, newest first, with their creation, last use and revocation. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ApiKeysService, KeyPair } from '../auth/api-keys.service';
+import { ApiKeysService, KeyPair, Propagation } from '../auth/api-keys.service';
 import { BalanceService } from '../balance/balance.service';
 import { decryptSecret, encryptSecret, isSealedWith, randomToken } from '../common/crypto/secrets';
 import { AppConfig } from '../config/app-config';
@@ -151,14 +151,14 @@ export class SellerService {
     return this.scheduleOf(seller);
   }
 
-  async update(sellerId: number, input: UpdateSellerInput): Promise<SellerAccountResponse> {
+  /** The seller's permissions, fees or block changed; a block's propagation to the instances' key caches is answered. */
+  async update(sellerId: number, input: UpdateSellerInput): Promise<Propagation> {
     const seller = await this.require(sellerId);
     const patch: Partial<SellerEntity> = { ...this.permissionColumns(input.permissions ?? {}) };
     if (input.blocked !== undefined) patch.blocked = input.blocked;
     patch.feeOverrides = this.feeOverridesWith({ ...seller.feeOverrides, ...(input.fees ?? {}) }, input.permissions);
     await this.sellers.update(sellerId, patch);
-    if (input.blocked !== undefined) await this.apiKeys.sellerAccessChanged(sellerId);
-    return this.account(sellerId);
+    return input.blocked !== undefined ? this.apiKeys.sellerAccessChanged(sellerId) : { announced: true };
   }
 
   async issueKeyPair(sellerId: number): Promise<KeyPair> {
