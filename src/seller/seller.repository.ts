@@ -36,6 +36,13 @@ export class SellerRepository {
   }
 
   /** The sealed postback secret (a column never selected by default). */
+  /** Those of `ids` that are blocked. */
+  async blockedAmong(ids: number[]): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<{ id: number }> = await this.dataSource.query('SELECT id FROM sellers WHERE id = ANY($1::int[]) AND blocked', [ids]);
+    return rows.map((row) => row.id);
+  }
+
   async postbackSecretOf(id: number): Promise<string | null> {
     const row = await this.dataSource
       .getRepository(SellerEntity)

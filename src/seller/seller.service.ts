@@ -123,6 +123,11 @@ export class SellerService {
   }
 
   /** The seller's name, e-mail and blocked flag (the dashboard's header and its access check). */
+  /** Those of these sellers that are blocked now. */
+  async blockedAmong(sellerIds: number[]): Promise<ReadonlySet<number>> {
+    return new Set(await this.sellers.blockedAmong([...new Set(sellerIds)]));
+  }
+
   async identity(sellerId: number): Promise<{ id: number; name: string; email: string; blocked: boolean }> {
     const seller = await this.require(sellerId);
     return { id: seller.id, name: seller.commercialName ?? seller.name, email: seller.email, blocked: seller.blocked };

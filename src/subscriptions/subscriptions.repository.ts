@@ -154,6 +154,13 @@ export class SubscriptionsRepository {
   // ---- batches (the billing job) ----
 
   /** The subscriptions with these ids, with their card tokens, in id order (one query). */
+  /** The seller of each of these subscriptions. */
+  async sellersOf(ids: number[]): Promise<Map<number, number>> {
+    if (ids.length === 0) return new Map();
+    const rows: Array<{ id: number; seller_id: number }> = await this.dataSource.query('SELECT id, seller_id FROM subscriptions WHERE id = ANY($1::int[])', [ids]);
+    return new Map(rows.map((row) => [row.id, row.seller_id]));
+  }
+
   findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return manager.getRepository(SubscriptionEntity).createQueryBuilder('s').addSelect('s.cardToken').where('s.id IN (:...ids)', { ids }).orderBy('s.id', 'ASC').getMany();

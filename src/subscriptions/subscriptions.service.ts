@@ -327,8 +327,12 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
       for (;;) {
         const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH, [...stillDue]);
         if (claimed.length === 0) return;
-        const ids = claimed.filter((id) => !seen.has(id));
         claimed.filter((id) => seen.has(id)).forEach((id) => stillDue.add(id));
+        // A blocked seller's subscriptions are not billed while it is blocked: passed over like those
+        // still due, so that they cannot fill the claims; billed again once it is unblocked.
+        const ofBlocked = await this.ofBlockedSellers(claimed.filter((id) => !seen.has(id)));
+        ofBlocked.forEach((id) => stillDue.add(id));
+        const ids = claimed.filter((id) => !seen.has(id) && !ofBlocked.has(id));
         try {
           if (ids.length === 0) continue;
           ids.forEach((id) => seen.add(id));
@@ -341,6 +345,13 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
     };
     await Promise.all(Array.from({ length: lanes }, lane));
     return summary;
+  }
+
+  /** Those of these subscriptions whose seller is blocked. */
+  private async ofBlockedSellers(ids: number[]): Promise<ReadonlySet<number>> {
+    const sellers = await this.subscriptions.sellersOf(ids);
+    const blocked = await this.sellers.blockedAmong([...sellers.values()]);
+    return new Set(ids.filter((id) => blocked.has(sellers.get(id) as number)));
   }
 
   /**
