@@ -163,7 +163,12 @@ async function createSale(sellerId, body) {
       [charge.external_id, 'PAGO', feeCents, netCents, reserveCents, new Date(), new Date(Date.now() + 30 * 86_400_000), null, id, 'EM_PROCESSAMENTO'],
     );
     await recordStatus(client, id, 'EM_PROCESSAMENTO', 'PAGO');
-    await postLedger(client, sellerId, 'SALE', id, 'SALE_PAID', [['AVAILABLE', netCents - reserveCents], ['BLOCKED', reserveCents]]);
+    await postLedger(client, sellerId, 'SALE', id, 'SALE_PAID', [
+      ['AVAILABLE', netCents - reserveCents],
+      ['BLOCKED', reserveCents],
+      ['FEE_REVENUE', feeCents],
+      ['ACQUIRER_RECEIVABLE', -(netCents + feeCents)],
+    ].filter(([, amount]) => amount !== 0));
   });
   return saleAnswer({ ...opened, status: 'PAGO' }, 'Sale created and paid', { method: body.paymentMethod, installments: 1, card: { lastDigits: opened.card_last_four, brand: 'VISA' } });
 }
@@ -172,21 +177,34 @@ async function lockBalance(client, sellerId) {
   return (await client.query('SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1 FOR UPDATE', [sellerId])).rows[0];
 }
 
-/** The entries, then the balance moved by the same amounts (its UPDATE takes the row lock, as in the service). */
+/**
+ * A balanced posting: the balance moved first (its UPDATE takes the row lock and answers the balance
+ * after), then the posting and its entries in one statement, as the double-entry ledger needs.
+ */
 async function postLedger(client, sellerId, referenceType, referenceId, kind, movements) {
-  const values = [];
-  const params = [];
-  for (const [account, amountCents] of movements) {
-    const base = params.length;
-    values.push(`($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6})`);
-    params.push(sellerId, account, amountCents, kind, referenceType, String(referenceId));
-  }
-  await client.query(`INSERT INTO ledger_entries (seller_id, account, amount_cents, kind, reference_type, reference_id) VALUES ${values.join(', ')}`, params);
   const sum = (account) => movements.filter(([a]) => a === account).reduce((total, [, amount]) => total + amount, 0);
+  const available = sum('AVAILABLE');
+  const blocked = sum('BLOCKED');
+  const after = (
+    await client.query(
+      `UPDATE balances SET available_cents = available_cents + $2, blocked_cents = blocked_cents + $3, updated_at = now()
+        WHERE seller_id = $1 RETURNING available_cents, blocked_cents`,
+      [sellerId, available, blocked],
+    )
+  ).rows[0];
+  const providerAccounts = ['ACQUIRER_RECEIVABLE', 'PSP_HOLDINGS', 'PAYOUT_IN_TRANSIT'];
   await client.query(
-    `UPDATE balances SET available_cents = available_cents + $2, blocked_cents = blocked_cents + $3, updated_at = now()
-      WHERE seller_id = $1 RETURNING available_cents, blocked_cents`,
-    [sellerId, sum('AVAILABLE'), sum('BLOCKED')],
+    `WITH p AS (
+       INSERT INTO ledger_postings (seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents, available_after_cents, blocked_after_cents, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp()) RETURNING id)
+     INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
+     SELECT p.id, $1, e.account, e.provider, e.amount, $2, $3, $4 FROM p, unnest($9::varchar[], $10::varchar[], $11::bigint[]) AS e(account, provider, amount)`,
+    [
+      sellerId, kind, referenceType, referenceId, available, blocked, after.available_cents, after.blocked_cents,
+      movements.map(([account]) => account),
+      movements.map(([account]) => (providerAccounts.includes(account) ? 'sandbox' : null)),
+      movements.map(([, amount]) => amount),
+    ],
   );
 }
 

@@ -13,6 +13,7 @@ import { AddSubscriptionBillingDueIndexes1795425000000 } from './1795425000000-A
 import { CreateSubscriptionProducts1795440000000 } from './1795440000000-CreateSubscriptionProducts';
 import { AddRefundsOfStoppedSubscriptions1795450000000 } from './1795450000000-AddRefundsOfStoppedSubscriptions';
 import { AddInvitationRevocation1795460000000 } from './1795460000000-AddInvitationRevocation';
+import { MakeLedgerDoubleEntry1795470000000 } from './1795470000000-MakeLedgerDoubleEntry';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   CreateSubscriptionProducts1795440000000,
   AddRefundsOfStoppedSubscriptions1795450000000,
   AddInvitationRevocation1795460000000,
+  MakeLedgerDoubleEntry1795470000000,
 ];

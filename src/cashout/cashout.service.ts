@@ -208,7 +208,11 @@ export class CashoutService {
       if (!(await this.withdrawals.updateStatusIfCurrent(id, withdrawal.status, { status: next, processedAt: final ? new Date() : null }, manager))) {
         throw new DomainError('CONFLICT', `Withdrawal ${id} was changed by another request; retry`);
       }
-      const effect = withdrawalLedgerEffect(event, withdrawal.amountCents);
+      const effect = withdrawalLedgerEffect(
+        event,
+        { amountCents: withdrawal.amountCents, feeCents: withdrawal.feeTotalCents, netAmountCents: withdrawal.netAmountCents },
+        withdrawal.status,
+      );
       if (effect) await this.ledger.post(manager, { sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect });
       const after = (await this.withdrawals.findById(id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {

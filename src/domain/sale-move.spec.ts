@@ -8,6 +8,7 @@ const card: SaleMoveState = {
   status: 'EM_PROCESSAMENTO',
   paymentMethod: 'CREDIT_CARD',
   amountCents: cents(4990),
+  systemFeeCents: null,
   netAmountCents: null,
   reserveAmountCents: null,
   reserveSettledAt: null,
@@ -27,7 +28,15 @@ describe('planSaleMove', () => {
         reserveReleaseDueAt: new Date('2026-03-31T12:00:00Z'),
         reserveSettledAt: null,
       },
-      effect: { kind: 'SALE_PAID', movements: [{ account: 'AVAILABLE', amountCents: 4277 }, { account: 'BLOCKED', amountCents: 475 }] },
+      effect: {
+        kind: 'SALE_PAID',
+        movements: [
+          { account: 'AVAILABLE', amountCents: 4277 },
+          { account: 'BLOCKED', amountCents: 475 },
+          { account: 'FEE_REVENUE', amountCents: 238 },
+          { account: 'ACQUIRER_RECEIVABLE', amountCents: -4990 },
+        ],
+      },
     });
   });
 
@@ -41,10 +50,11 @@ describe('planSaleMove', () => {
 
   it('marks the reserve settled and the reason on a reversal, debiting exactly the net amount', () => {
     const fees = saleFees(card.amountCents, 'CREDIT_CARD', DEFAULT_FEE_SCHEDULE);
-    const paid: SaleMoveState = { ...card, status: 'PAGO', netAmountCents: fees.netAmountCents, reserveAmountCents: fees.reserveAmountCents };
+    const paid: SaleMoveState = { ...card, status: 'PAGO', systemFeeCents: fees.systemFeeCents, netAmountCents: fees.netAmountCents, reserveAmountCents: fees.reserveAmountCents };
     const refund = planSaleMove(paid, 'REFUNDED', DEFAULT_FEE_SCHEDULE, now);
     expect(refund.columns).toEqual({ reversalReason: 'REFUNDED', reserveSettledAt: now });
-    expect(refund.effect?.movements.reduce((sum, m) => sum + m.amountCents, 0)).toBe(-fees.netAmountCents);
+    const seller = refund.effect?.movements.filter((m) => m.account === 'AVAILABLE' || m.account === 'BLOCKED') ?? [];
+    expect(seller.reduce((sum, m) => sum + m.amountCents, 0)).toBe(-fees.netAmountCents);
     const released = planSaleMove({ ...paid, reserveSettledAt: now }, 'REFUNDED', DEFAULT_FEE_SCHEDULE, now);
     expect(released.columns).toEqual({ reversalReason: 'REFUNDED' });
   });
@@ -52,7 +62,7 @@ describe('planSaleMove', () => {
   it('follows the transition table for every (status, event) pair: refused exactly where the table has no entry', () => {
     for (const status of SALE_STATUSES) {
       for (const event of SALE_EVENTS) {
-        const state = { ...card, status, netAmountCents: cents(4752), reserveAmountCents: cents(475) };
+        const state = { ...card, status, systemFeeCents: cents(238), netAmountCents: cents(4752), reserveAmountCents: cents(475) };
         const allowed = SALE_TRANSITIONS[status][event] !== undefined;
         const plan = () => planSaleMove(state, event, DEFAULT_FEE_SCHEDULE, now);
         if (!allowed) expect(plan).toThrow();

@@ -2,7 +2,7 @@ import { addDays } from './dates';
 import { FeeSchedule, saleFees } from './fees';
 import { LedgerEffect } from './ledger';
 import { Cents, cents } from './money';
-import { saleLedgerEffect } from './sale-ledger';
+import { receivableOf, saleLedgerEffect } from './sale-ledger';
 import { nextSaleStatus, SaleEvent, SalePaymentMethod, SaleStatus } from './sale-status';
 
 /** Why a paid sale's money went back to the customer (the sale's reversal_reason). */
@@ -19,6 +19,7 @@ export interface SaleMoveState {
   status: SaleStatus;
   paymentMethod: SalePaymentMethod;
   amountCents: Cents;
+  systemFeeCents: Cents | null;
   netAmountCents: Cents | null;
   reserveAmountCents: Cents | null;
   reserveSettledAt: Date | null;
@@ -52,10 +53,12 @@ export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: Fe
   const next = nextSaleStatus(sale.status, event, sale.paymentMethod);
   const columns: SaleMoveColumns = {};
   let netAmountCents = sale.netAmountCents ?? cents(0);
+  let systemFeeCents = sale.systemFeeCents ?? cents(0);
   let reserveHeldCents: Cents = sale.reserveSettledAt === null ? (sale.reserveAmountCents ?? cents(0)) : cents(0);
   if (event === 'PAYMENT_CONFIRMED' || event === 'ACQUIRER_APPROVED') {
     const fees = saleFees(sale.amountCents, sale.paymentMethod, schedule);
     netAmountCents = fees.netAmountCents;
+    systemFeeCents = fees.systemFeeCents;
     reserveHeldCents = fees.reserveAmountCents;
     Object.assign(columns, {
       systemFeeCents: fees.systemFeeCents,
@@ -71,6 +74,13 @@ export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: Fe
     columns.reversalReason = reversal;
     if (reserveHeldCents > 0) columns.reserveSettledAt = now;
   }
-  const effect = saleLedgerEffect(event, { netAmountCents, reserveHeldCents, chargebackFineCents: schedule.chargebackFineCents });
+  const effect = saleLedgerEffect(event, {
+    amountCents: sale.amountCents,
+    systemFeeCents,
+    netAmountCents,
+    reserveHeldCents,
+    chargebackFineCents: schedule.chargebackFineCents,
+    receivable: receivableOf(sale.paymentMethod),
+  });
   return { next, columns, effect };
 }

@@ -1,6 +1,8 @@
 /**
- * `npm run ledger:verify`: proves that every seller's balance equals the sum of its ledger entries.
- * Prints one line and exits 0, or prints each mismatch and exits 1. Uses DATABASE_URL.
+ * `npm run ledger:verify`: proves the double-entry ledger holds, and prints it as figures: every posting
+ * sums to zero, the whole ledger sums to zero, every posting's seller moves equal its entries and follow
+ * the previous balance, every seller's balance (what GET /api/public/balance answers) equals its entries
+ * and its last posting. Exits 0, or prints each problem and exits 1. Uses DATABASE_URL.
  */
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
@@ -17,17 +19,28 @@ async function main(): Promise<number> {
   const app = await NestFactory.createApplicationContext(LedgerVerifyModule, { logger: ['error'] });
   try {
     const ledger = app.get(LedgerService);
-    const [mismatches, sellers] = await Promise.all([ledger.verify(), ledger.countBalances()]);
-    if (mismatches.length === 0) {
-      console.log(`ledger:verify: ${sellers} balances, each equal to the sum of its ledger entries`);
+    const [mismatches, sellers, report] = await Promise.all([ledger.verify(), ledger.countBalances(), ledger.doubleEntryReport()]);
+    const problems: string[] = [
+      ...report.unbalancedPostings.map((p) => `posting ${p.postingId} sums to ${p.sumCents} cents, not zero`),
+      ...(report.ledgerSumCents !== 0 ? [`the whole ledger sums to ${report.ledgerSumCents} cents, not zero`] : []),
+      ...report.inconsistentPostings.map((id) => `posting ${id}: its seller moves differ from its entries`),
+      ...(report.entriesWithoutPosting > 0 ? [`${report.entriesWithoutPosting} entries belong to no posting`] : []),
+      ...report.brokenChains.map((id) => `posting ${id}: its balance before it is not the previous posting's balance after`),
+      ...report.balancesOffLastPosting.map((id) => `seller ${id}: its balance is not its last posting's balance after`),
+      ...mismatches.map(
+        (m) =>
+          `seller ${m.sellerId}: balance available ${m.availableCents} blocked ${m.blockedCents}, ` +
+          `ledger available ${m.ledgerAvailableCents} blocked ${m.ledgerBlockedCents}`,
+      ),
+    ];
+    console.log(`ledger:verify: ${report.postings} postings, ${report.entries} entries; ${report.unbalancedPostings.length} postings off zero; the whole ledger sums to ${report.ledgerSumCents} cents`);
+    console.log(`ledger:verify: ${sellers} balances, ${mismatches.length} off their entries, ${report.balancesOffLastPosting.length} off their last posting (GET /api/public/balance reads these rows)`);
+    console.log(`ledger:verify: accounts ${report.accounts.map((a) => `${a.account}${a.provider ? `(${a.provider})` : ''} ${a.sumCents}`).join(', ')}`);
+    if (problems.length === 0) {
+      console.log('ledger:verify: every posting sums to zero and every balance equals its entries');
       return 0;
     }
-    for (const m of mismatches) {
-      console.error(
-        `ledger:verify: seller ${m.sellerId}: balance available ${m.availableCents} blocked ${m.blockedCents}, ` +
-          `ledger available ${m.ledgerAvailableCents} blocked ${m.ledgerBlockedCents}`,
-      );
-    }
+    for (const problem of problems) console.error(`ledger:verify: ${problem}`);
     return 1;
   } finally {
     await app.close();

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { poolQuery } from '../database/plain-rows';
 import { Cents, cents } from '../domain/money';
-import { LedgerEntryEntity } from './entities/ledger-entry.entity';
+import { LedgerAccount, LedgerEntryKind, LedgerReferenceType } from '../domain/ledger';
 
 export interface BalanceRow {
   availableCents: Cents;
@@ -12,6 +12,31 @@ export interface BalanceRow {
 
 export interface BalanceWithDate extends BalanceRow {
   updatedAt: Date;
+}
+
+/** A posting to write: its seller, cause, the seller's moves and balance after it, and its entries (summing to zero). */
+export interface NewPosting {
+  sellerId: number;
+  kind: LedgerEntryKind;
+  referenceType: LedgerReferenceType;
+  referenceId: number;
+  availableDeltaCents: number;
+  blockedDeltaCents: number;
+  availableAfterCents: number;
+  blockedAfterCents: number;
+  entries: Array<{ account: LedgerAccount; provider: string | null; amountCents: number }>;
+}
+
+export interface DoubleEntryReport {
+  postings: number;
+  entries: number;
+  unbalancedPostings: Array<{ postingId: number; sumCents: number }>;
+  ledgerSumCents: number;
+  inconsistentPostings: number[];
+  entriesWithoutPosting: number;
+  brokenChains: number[];
+  balancesOffLastPosting: number[];
+  accounts: Array<{ account: LedgerAccount; provider: string | null; sumCents: number }>;
 }
 
 export interface BalanceMismatch {
@@ -78,31 +103,59 @@ export class LedgerRepository {
 
   /**
    * The balances rows of these sellers, created at zero where missing, locked until the transaction
-   * ends, in seller order (so that two batches never wait on each other's rows in a cycle).
+   * ends, in seller order (so that two batches never wait on each other's rows in a cycle): each
+   * seller's balance before the caller's postings.
    */
-  async lockBalances(sellerIds: number[], manager: EntityManager): Promise<void> {
-    if (sellerIds.length === 0) return;
+  async lockBalances(sellerIds: number[], manager: EntityManager): Promise<Map<number, BalanceRow>> {
+    if (sellerIds.length === 0) return new Map();
     const sorted = [...new Set(sellerIds)].sort((a, b) => a - b);
     const lock = async () =>
-      ((await manager.query(`SELECT seller_id FROM balances WHERE seller_id = ANY($1::int[]) ORDER BY seller_id FOR UPDATE`, [sorted])) as unknown[]).length;
-    if ((await lock()) === sorted.length) return;
-    await manager.query(`INSERT INTO balances (seller_id) SELECT unnest($1::int[]) ORDER BY 1 ON CONFLICT (seller_id) DO NOTHING`, [sorted]);
-    await lock();
+      (await manager.query(
+        `SELECT seller_id, available_cents, blocked_cents FROM balances WHERE seller_id = ANY($1::int[]) ORDER BY seller_id FOR UPDATE`,
+        [sorted],
+      )) as Array<{ seller_id: number; available_cents: string; blocked_cents: string }>;
+    let rows = await lock();
+    if (rows.length !== sorted.length) {
+      await manager.query(`INSERT INTO balances (seller_id) SELECT unnest($1::int[]) ORDER BY 1 ON CONFLICT (seller_id) DO NOTHING`, [sorted]);
+      rows = await lock();
+    }
+    return new Map(rows.map((row) => [row.seller_id, { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) }]));
   }
 
-  /** Appends many entries in one statement, in the order given. */
-  async appendMany(entries: Array<Pick<LedgerEntryEntity, 'sellerId' | 'account' | 'amountCents' | 'kind' | 'referenceType' | 'referenceId'>>, manager: EntityManager): Promise<void> {
-    if (entries.length === 0) return;
+  /**
+   * Appends postings with their entries in one statement (their ids from the postings' sequence, the
+   * insert time as created_at: under the seller's balance lock, so a seller's postings are in order of
+   * both). The trigger ledger_entries_balanced refuses the statement if a posting's entries do not sum to zero.
+   */
+  async appendPostings(postings: NewPosting[], manager: EntityManager): Promise<void> {
+    if (postings.length === 0) return;
+    const entries = postings.flatMap((posting, index) => posting.entries.map((entry) => ({ ...entry, ord: index + 1 })));
     await manager.query(
-      `INSERT INTO ledger_entries (seller_id, account, amount_cents, kind, reference_type, reference_id)
-       SELECT * FROM unnest($1::int[], $2::varchar[], $3::bigint[], $4::varchar[], $5::varchar[], $6::bigint[])`,
+      `WITH ids AS (
+         SELECT v.*, nextval('ledger_postings_id_seq') AS id, clock_timestamp() AS at
+           FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
+                WITH ORDINALITY AS v(seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, ord)),
+       posted AS (
+         INSERT INTO ledger_postings (id, seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents,
+                                      available_after_cents, blocked_after_cents, created_at)
+         SELECT id, seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, at FROM ids)
+       INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
+       SELECT ids.id, ids.seller_id, e.account, e.provider, e.amount, ids.kind, ids.reference_type, ids.reference_id
+         FROM unnest($9::bigint[], $10::varchar[], $11::varchar[], $12::bigint[]) AS e(ord, account, provider, amount)
+         JOIN ids ON ids.ord = e.ord`,
       [
-        entries.map((e) => e.sellerId),
+        postings.map((p) => p.sellerId),
+        postings.map((p) => p.kind),
+        postings.map((p) => p.referenceType),
+        postings.map((p) => p.referenceId),
+        postings.map((p) => p.availableDeltaCents),
+        postings.map((p) => p.blockedDeltaCents),
+        postings.map((p) => p.availableAfterCents),
+        postings.map((p) => p.blockedAfterCents),
+        entries.map((e) => e.ord),
         entries.map((e) => e.account),
+        entries.map((e) => e.provider),
         entries.map((e) => e.amountCents),
-        entries.map((e) => e.kind),
-        entries.map((e) => e.referenceType),
-        entries.map((e) => e.referenceId),
       ],
     );
   }
@@ -146,6 +199,54 @@ export class LedgerRepository {
           ledgerBlockedCents: Number(row.ledger_blocked),
         })),
       );
+  }
+
+  /**
+   * What ledger:verify proves, as figures: postings and entries counted; postings whose entries do not
+   * sum to zero; the whole ledger's sum; postings whose seller moves differ from their entries, or whose
+   * balance-after does not follow the previous one; entries without a posting; each account's sum.
+   */
+  async doubleEntryReport(): Promise<DoubleEntryReport> {
+    const [[counts], unbalanced, [total], inconsistent, [orphans], broken, accounts] = await Promise.all([
+      this.dataSource.query(`SELECT (SELECT count(*) FROM ledger_postings) AS postings, (SELECT count(*) FROM ledger_entries) AS entries`),
+      this.dataSource.query(`SELECT posting_id, sum(amount_cents) AS sum FROM ledger_entries GROUP BY posting_id HAVING sum(amount_cents) <> 0 ORDER BY posting_id LIMIT 20`),
+      this.dataSource.query(`SELECT COALESCE(sum(amount_cents), 0) AS sum FROM ledger_entries`),
+      this.dataSource.query(
+        `SELECT p.id FROM ledger_postings p
+           LEFT JOIN (SELECT posting_id, count(*) AS n,
+                             COALESCE(sum(amount_cents) FILTER (WHERE account = 'AVAILABLE'), 0) AS available,
+                             COALESCE(sum(amount_cents) FILTER (WHERE account = 'BLOCKED'), 0) AS blocked
+                        FROM ledger_entries GROUP BY posting_id) e ON e.posting_id = p.id
+          WHERE (e.n IS NULL AND (p.available_delta_cents <> 0 OR p.blocked_delta_cents <> 0))
+             OR e.available <> p.available_delta_cents OR e.blocked <> p.blocked_delta_cents
+          ORDER BY p.id LIMIT 20`,
+      ),
+      this.dataSource.query(`SELECT count(*) AS n FROM ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM ledger_postings p WHERE p.id = e.posting_id)`),
+      this.dataSource.query(
+        `SELECT id FROM (
+           SELECT id, available_after_cents - available_delta_cents AS available_before, blocked_after_cents - blocked_delta_cents AS blocked_before,
+                  lag(available_after_cents, 1, 0::bigint) OVER w AS available_previous, lag(blocked_after_cents, 1, 0::bigint) OVER w AS blocked_previous
+             FROM ledger_postings WINDOW w AS (PARTITION BY seller_id ORDER BY id)) AS chain
+          WHERE available_before <> available_previous OR blocked_before <> blocked_previous ORDER BY id LIMIT 20`,
+      ),
+      this.dataSource.query(`SELECT account, provider, sum(amount_cents) AS sum FROM ledger_entries GROUP BY account, provider ORDER BY account, provider`),
+    ]);
+    const lastAfter: Array<{ seller_id: number }> = await this.dataSource.query(
+      `SELECT b.seller_id FROM balances b
+         JOIN LATERAL (SELECT available_after_cents, blocked_after_cents FROM ledger_postings p WHERE p.seller_id = b.seller_id ORDER BY id DESC LIMIT 1) last ON true
+        WHERE last.available_after_cents <> b.available_cents OR last.blocked_after_cents <> b.blocked_cents ORDER BY 1 LIMIT 20`,
+    );
+    return {
+      postings: Number(counts.postings),
+      entries: Number(counts.entries),
+      unbalancedPostings: unbalanced.map((row: { posting_id: string; sum: string }) => ({ postingId: Number(row.posting_id), sumCents: Number(row.sum) })),
+      ledgerSumCents: Number(total.sum),
+      inconsistentPostings: inconsistent.map((row: { id: string }) => Number(row.id)),
+      entriesWithoutPosting: Number(orphans.n),
+      brokenChains: broken.map((row: { id: string }) => Number(row.id)),
+      balancesOffLastPosting: lastAfter.map((row) => row.seller_id),
+      accounts: accounts.map((row: { account: LedgerAccount; provider: string | null; sum: string }) => ({ account: row.account, provider: row.provider, sumCents: Number(row.sum) })),
+    };
   }
 
   async countBalances(): Promise<number> {

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { LedgerAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
+import { assertBalanced, isProviderAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
+import { AppConfig } from '../config/app-config';
 import { addCents, Cents, cents } from '../domain/money';
-import { BalanceMismatch, BalanceRow, LedgerRepository } from './ledger.repository';
+import { BalanceMismatch, BalanceRow, DoubleEntryReport, LedgerRepository, NewPosting } from './ledger.repository';
 
 export interface LedgerPosting {
   sellerId: number;
@@ -20,64 +21,95 @@ export interface BalanceView {
   updatedAt: Date;
 }
 
-/** The ledger entries of a posting: one per non-zero movement. */
-function entriesOf(posting: LedgerPosting) {
-  return posting.effect.movements
-    .filter((movement) => movement.amountCents !== 0)
-    .map((movement) => ({
-      sellerId: posting.sellerId,
-      account: movement.account,
-      amountCents: movement.amountCents,
-      kind: posting.effect.kind,
-      referenceType: posting.referenceType,
-      referenceId: String(posting.referenceId),
-    }));
+/** The seller's moves in a posting: the sums of its AVAILABLE and BLOCKED movements. */
+function sellerDeltas(effect: LedgerEffect): { available: number; blocked: number } {
+  let available = 0;
+  let blocked = 0;
+  for (const m of effect.movements) {
+    if (m.account === 'AVAILABLE') available += m.amountCents;
+    else if (m.account === 'BLOCKED') blocked += m.amountCents;
+  }
+  return { available, blocked };
 }
 
 /**
- * The owner of the ledger and of the balances table: every movement is an append-only entry, and the
- * cached balances row moves by the same amounts in the same transaction, under a row lock.
+ * The owner of the ledger and of the balances table. Double entry (domain/ledger.ts): every posting is
+ * a row of ledger_postings with its entries, which sum to zero (domain check, then a trigger), on the
+ * seller's, the platform's and the providers' accounts; the seller's cached balances row moves by the
+ * posting's seller movements in the same transaction, under its row lock, and the posting records the
+ * balance after it (the seller's statement).
  */
 @Injectable()
 export class LedgerService {
-  constructor(private readonly ledger: LedgerRepository) {}
+  private readonly provider: string;
 
-  /**
-   * Inside the caller's transaction: appends the entries, then moves the balance by the same amounts.
-   * The balance row is locked by that UPDATE, not before the entries are written, so a seller's
-   * concurrent sales wait on each other only for what their callers do after it (a sale move then
-   * writes its subscription, postback and idempotency rows) rather than for the whole posting.
-   * A debit that must not overdraw is checked by its caller under `lockBalance` first (withdrawals).
-   */
-  async post(manager: EntityManager, posting: LedgerPosting): Promise<BalanceAfter> {
-    const entries = entriesOf(posting);
-    if (entries.length === 0) return this.ledger.lockBalance(posting.sellerId, manager);
-    await this.ledger.appendMany(entries, manager);
-    const sum = (account: LedgerAccount) => entries.filter((e) => e.account === account).reduce((total, e) => total + e.amountCents, 0);
-    return this.ledger.addToBalance(posting.sellerId, sum('AVAILABLE'), sum('BLOCKED'), manager);
+  constructor(
+    private readonly ledger: LedgerRepository,
+    config: AppConfig,
+  ) {
+    this.provider = config.paymentProvider;
   }
 
   /**
-   * Many postings at once (a billing batch), inside the caller's transaction, with the same result as
-   * `post` for each in turn: the sellers' balances locked (in seller order, created at zero if missing),
-   * every non-zero movement appended as an entry, and each seller's balance moved once by its sums.
+   * Inside the caller's transaction: a posting of one (a card sale, a withdrawal). The balance row is
+   * moved first (its lock taken by that UPDATE, which answers the balance after), then the posting and its
+   * entries are appended in one statement. A debit that must not overdraw is checked by its caller under
+   * `lockBalance` first (withdrawals).
+   */
+  async post(manager: EntityManager, posting: LedgerPosting): Promise<BalanceAfter> {
+    const effect = assertBalanced(posting.effect);
+    if (!effect.movements.some((m) => m.amountCents !== 0)) return this.ledger.lockBalance(posting.sellerId, manager);
+    const deltas = sellerDeltas(effect);
+    const after = await this.ledger.addToBalance(posting.sellerId, deltas.available, deltas.blocked, manager);
+    await this.ledger.appendPostings([this.newPosting(posting, deltas, after)], manager);
+    return after;
+  }
+
+  /**
+   * Many postings at once (a billing batch, a reserve release), inside the caller's transaction, with the
+   * same result as `post` for each in turn: the sellers' balances locked (in seller order, created at zero
+   * if missing), each posting's balance after it computed in order, each seller's balance moved once by
+   * its sums, every posting appended in one statement.
    */
   async postMany(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
-    if (postings.length === 0) return;
-    await this.ledger.lockBalances(
-      postings.map((posting) => posting.sellerId),
+    const moving = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0));
+    if (moving.length === 0) return;
+    const running = await this.ledger.lockBalances(
+      moving.map((posting) => posting.sellerId),
       manager,
     );
-    const entries = postings.flatMap(entriesOf);
-    await this.ledger.appendMany(entries, manager);
+    const rows = moving.map((posting) => {
+      const deltas = sellerDeltas(posting.effect);
+      const before = running.get(posting.sellerId) as BalanceAfter;
+      const after = { availableCents: cents(before.availableCents + deltas.available), blockedCents: cents(before.blockedCents + deltas.blocked) };
+      running.set(posting.sellerId, after);
+      return this.newPosting(posting, deltas, after);
+    });
     const sums = new Map<number, { sellerId: number; availableCents: number; blockedCents: number }>();
-    for (const entry of entries) {
-      const sum = sums.get(entry.sellerId) ?? { sellerId: entry.sellerId, availableCents: 0, blockedCents: 0 };
-      if (entry.account === 'AVAILABLE') sum.availableCents += entry.amountCents;
-      else sum.blockedCents += entry.amountCents;
-      sums.set(entry.sellerId, sum);
+    for (const row of rows) {
+      const sum = sums.get(row.sellerId) ?? { sellerId: row.sellerId, availableCents: 0, blockedCents: 0 };
+      sum.availableCents += row.availableDeltaCents;
+      sum.blockedCents += row.blockedDeltaCents;
+      sums.set(row.sellerId, sum);
     }
     await this.ledger.addToBalances([...sums.values()], manager);
+    await this.ledger.appendPostings(rows, manager);
+  }
+
+  private newPosting(posting: LedgerPosting, deltas: { available: number; blocked: number }, after: BalanceAfter): NewPosting {
+    return {
+      sellerId: posting.sellerId,
+      kind: posting.effect.kind,
+      referenceType: posting.referenceType,
+      referenceId: posting.referenceId,
+      availableDeltaCents: deltas.available,
+      blockedDeltaCents: deltas.blocked,
+      availableAfterCents: after.availableCents,
+      blockedAfterCents: after.blockedCents,
+      entries: posting.effect.movements
+        .filter((m) => m.amountCents !== 0)
+        .map((m) => ({ account: m.account, provider: isProviderAccount(m.account) ? this.provider : null, amountCents: m.amountCents })),
+    };
   }
 
   /** The seller's balance, locked until the caller's transaction ends (for checks before a debit). */
@@ -102,6 +134,11 @@ export class LedgerService {
   /** Every seller whose cached balance differs from the sum of its entries; empty when all agree. */
   verify(): Promise<BalanceMismatch[]> {
     return this.ledger.mismatches();
+  }
+
+  /** The double-entry invariants, as figures (ledger:verify). */
+  doubleEntryReport(): Promise<DoubleEntryReport> {
+    return this.ledger.doubleEntryReport();
   }
 
   countBalances(): Promise<number> {

@@ -24,7 +24,13 @@ describe('Ledger (platform.md §4)', () => {
         sellerId: seller.id,
         referenceType: 'SALE',
         referenceId,
-        effect: { kind: 'SALE_PAID', movements: [{ account: 'AVAILABLE', amountCents: cents(amount) }] },
+        effect: {
+          kind: 'SALE_PAID',
+          movements: [
+            { account: 'AVAILABLE', amountCents: cents(amount) },
+            { account: 'PSP_HOLDINGS', amountCents: cents(-amount) },
+          ],
+        },
       }),
     );
 
@@ -33,13 +39,24 @@ describe('Ledger (platform.md §4)', () => {
     await credit(seller, 500);
     await expect(
       t.db.transaction(async (manager) => {
-        await ledger.post(manager, { sellerId: seller.id, referenceType: 'SALE', referenceId: 1, effect: { kind: 'REFUND', movements: [{ account: 'AVAILABLE', amountCents: cents(-300) }] } });
+        await ledger.post(manager, {
+          sellerId: seller.id,
+          referenceType: 'SALE',
+          referenceId: 1,
+          effect: { kind: 'REFUND', movements: [{ account: 'AVAILABLE', amountCents: cents(-300) }, { account: 'PSP_HOLDINGS', amountCents: cents(300) }] },
+        });
         throw new Error('the cause failed');
       }),
     ).rejects.toThrow('the cause failed');
     expect(await balanceOf(t, seller)).toEqual({ available: 500, blocked: 0, total: 500 });
-    const entries = await t.db.query('SELECT account, amount_cents, kind FROM ledger_entries WHERE seller_id = $1', [seller.id]);
-    expect(entries).toEqual([{ account: 'AVAILABLE', amount_cents: '500', kind: 'SALE_PAID' }]);
+    const entries = await t.db.query('SELECT account, provider, amount_cents, kind FROM ledger_entries WHERE seller_id = $1 ORDER BY id', [seller.id]);
+    expect(entries).toEqual([
+      { account: 'AVAILABLE', provider: null, amount_cents: '500', kind: 'SALE_PAID' },
+      { account: 'PSP_HOLDINGS', provider: 'sandbox', amount_cents: '-500', kind: 'SALE_PAID' },
+    ]);
+    expect(await t.db.query('SELECT kind, available_delta_cents, blocked_delta_cents, available_after_cents FROM ledger_postings WHERE seller_id = $1', [seller.id])).toEqual([
+      { kind: 'SALE_PAID', available_delta_cents: '500', blocked_delta_cents: '0', available_after_cents: '500' },
+    ]);
   });
 
   it('sums twenty concurrent postings exactly', async () => {
@@ -52,18 +69,68 @@ describe('Ledger (platform.md §4)', () => {
     const seller = await createSeller(t);
     await expect(
       t.db.transaction((manager) =>
-        ledger.post(manager, { sellerId: seller.id, referenceType: 'SALE', referenceId: 1, effect: { kind: 'MED_LOST', movements: [{ account: 'BLOCKED', amountCents: cents(-1) }] } }),
+        ledger.post(manager, {
+          sellerId: seller.id,
+          referenceType: 'SALE',
+          referenceId: 1,
+          effect: { kind: 'MED_LOST', movements: [{ account: 'BLOCKED', amountCents: cents(-1) }, { account: 'PSP_HOLDINGS', amountCents: cents(1) }] },
+        }),
       ),
     ).rejects.toThrow(/balances_blocked_non_negative_check/);
     expect(await balanceOf(t, seller)).toEqual({ available: 0, blocked: 0, total: 0 });
   });
 
-  it('refuses to change or delete an entry', async () => {
+  it('refuses a posting that does not balance, in the domain and in the database', async () => {
+    const seller = await createSeller(t);
+    const unbalanced = { sellerId: seller.id, referenceType: 'SALE' as const, referenceId: 1, effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(100) }] } };
+    await expect(t.db.transaction((manager) => ledger.post(manager, unbalanced))).rejects.toThrow(/does not balance/);
+    const [{ id }] = await t.db.query(
+      `INSERT INTO ledger_postings (seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents, available_after_cents, blocked_after_cents)
+       VALUES ($1, 'SALE_PAID', 'SALE', 1, 0, 0, 0, 0) RETURNING id`,
+      [seller.id],
+    );
+    await expect(
+      t.db.query(`INSERT INTO ledger_entries (posting_id, seller_id, account, amount_cents, kind, reference_type, reference_id) VALUES ($1, $2, 'FEE_REVENUE', 5, 'SALE_PAID', 'SALE', 1)`, [id, seller.id]),
+    ).rejects.toThrow(/does not balance/);
+    expect(await balanceOf(t, seller)).toEqual({ available: 0, blocked: 0, total: 0 });
+  });
+
+  it('refuses to change or delete an entry or a posting', async () => {
     const seller = await createSeller(t);
     await credit(seller, 100);
     await expect(t.db.query('UPDATE ledger_entries SET amount_cents = 1 WHERE seller_id = $1', [seller.id])).rejects.toThrow(/append-only/);
     await expect(t.db.query('DELETE FROM ledger_entries WHERE seller_id = $1', [seller.id])).rejects.toThrow(/append-only/);
+    await expect(t.db.query('UPDATE ledger_postings SET available_after_cents = 1 WHERE seller_id = $1', [seller.id])).rejects.toThrow(/append-only/);
+    await expect(t.db.query('DELETE FROM ledger_postings WHERE seller_id = $1', [seller.id])).rejects.toThrow(/append-only/);
   });
+
+  it('ledger:verify prints its figures, and exits 1 naming a posting that does not sum to zero', async () => {
+    const seller = await createSeller(t);
+    await credit(seller, 900);
+    const [{ id }] = await t.db.query('SELECT id FROM ledger_postings WHERE seller_id = $1', [seller.id]);
+    const verify = () =>
+      run(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/ledger/ledger-verify.ts'], { env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_FILE: undefined } }).then(
+        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+    const entry = (amount: number) =>
+      t.db.query(`INSERT INTO ledger_entries (posting_id, seller_id, account, amount_cents, kind, reference_type, reference_id) VALUES ($1, $2, 'FEE_REVENUE', $3, 'SALE_PAID', 'SALE', 1)`, [id, seller.id, amount]);
+    // Planted past the trigger (a writer that went around it), then put right: append-only, so corrected by a second entry.
+    await t.db.query('ALTER TABLE ledger_entries DISABLE TRIGGER ledger_entries_balanced');
+    try {
+      await entry(7);
+      const failure = await verify();
+      expect(failure.code).toBe(1);
+      expect(failure.stderr).toContain(`posting ${id} sums to 7 cents, not zero`);
+      expect(failure.stderr).toContain('the whole ledger sums to 7 cents, not zero');
+      await entry(-7);
+    } finally {
+      await t.db.query('ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_balanced');
+    }
+    const ok = await verify();
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/postings, \d+ entries; 0 postings off zero; the whole ledger sums to 0 cents/);
+  }, 60_000);
 
   it('verify names a seller whose cached balance drifted from its entries, and ledger:verify exits 1', async () => {
     const seller = await createSeller(t);

@@ -68,7 +68,14 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
     (await t.db.query(`SELECT outcome, refunded_at IS NOT NULL AS refunded FROM sandbox_card_charges WHERE reference = $1`, [String(saleId)]))[0] as { outcome: string; refunded: boolean };
   const subscriptionOf = async (t: TestApp, seller: TestSeller, id: number) => (await t.http.get(`/api/subscriptions/${id}`).set(seller.headers).expect(200)).body.data;
   const ledgerOf = async (t: TestApp, saleId: number) =>
-    (await t.db.query(`SELECT sum(amount_cents)::int AS net, count(*)::int AS entries FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1`, [saleId]))[0] as { net: number | null; entries: number };
+    (
+      await t.db.query(
+        `SELECT sum(amount_cents) FILTER (WHERE account IN ('AVAILABLE', 'BLOCKED'))::int AS net, count(*)::int AS entries,
+                sum(amount_cents) FILTER (WHERE account = 'ACQUIRER_RECEIVABLE')::int AS receivable
+           FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1`,
+        [saleId],
+      )
+    )[0] as { net: number | null; entries: number; receivable: number | null };
   const postbackStatuses = (seller: TestSeller, saleId: number) =>
     receiver.received.filter((r) => r.path === `/stop/${seller.id}` && r.body.type === 'transaction.status_changed' && (r.body.data as { id: number }).id === saleId).map((r) => r.body.status);
 
@@ -91,7 +98,7 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
 
       expect(await renewalOf(t, subscription.id)).toMatchObject({ id: saleId, status: 'FALHA' });
       expect(await chargeOf(t, saleId)).toEqual({ outcome: 'VOIDED', refunded: false });
-      expect(await ledgerOf(t, saleId)).toEqual({ net: null, entries: 0 });
+      expect(await ledgerOf(t, saleId)).toEqual({ net: null, entries: 0, receivable: null });
       expect(await balanceOf(t, seller)).toEqual(before);
       expect((await subscriptionOf(t, seller, subscription.id)).status).toBe(stop === 'cancel' ? 'CANCELLED' : 'PAUSED');
     });
@@ -114,6 +121,8 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
       const ledger = await ledgerOf(t, saleId);
       expect(ledger.entries).toBeGreaterThanOrEqual(2);
       expect(ledger.net).toBe(0);
+      // And the acquirer gave the customer the whole amount back: it owes the platform nothing for this sale.
+      expect(ledger.receivable).toBe(0);
       expect(await balanceOf(t, seller)).toEqual(before);
       const stopped = await subscriptionOf(t, seller, subscription.id);
       expect(stopped).toMatchObject({ status: stop === 'cancel' ? 'CANCELLED' : 'PAUSED', refundedBillings: 1, successfulBillings: 1 });

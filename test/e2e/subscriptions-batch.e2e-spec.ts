@@ -128,7 +128,7 @@ describe('Subscription billing in batches (issue 11)', () => {
         sale,
         items: await t.db.query(`SELECT * FROM sale_items WHERE sale_id = $1 ORDER BY position`, [sale.id]),
         history: await t.db.query(`SELECT previous_status, status FROM sale_status_changes WHERE sale_id = $1 ORDER BY id`, [sale.id]),
-        ledger: await t.db.query(`SELECT account, amount_cents, kind, reference_type FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [sale.id]),
+        ledger: await t.db.query(`SELECT account, provider, amount_cents, kind, reference_type FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [sale.id]),
         charges: await t.db.query(`SELECT kind, outcome, amount_cents, installments FROM sandbox_card_charges WHERE reference = $1`, [String(sale.id)]),
         postbacks: (await t.db.query(`SELECT channel, payload FROM outbox_events WHERE aggregate_key = $1 ORDER BY id`, [`sale:${sale.id}`])) as Row[],
       });
@@ -170,9 +170,12 @@ describe('Subscription billing in batches (issue 11)', () => {
       { previous_status: 'PENDENTE', status: 'EM_PROCESSAMENTO' },
       { previous_status: 'EM_PROCESSAMENTO', status: 'PAGO' },
     ]);
+    // Double entry: the seller's net (reserve held), the platform's fee, against what the acquirer owes.
     expect(paid?.ledger).toEqual([
-      { account: 'AVAILABLE', amount_cents: '4277', kind: 'SALE_PAID', reference_type: 'SALE' },
-      { account: 'BLOCKED', amount_cents: '475', kind: 'SALE_PAID', reference_type: 'SALE' },
+      { account: 'AVAILABLE', provider: null, amount_cents: '4277', kind: 'SALE_PAID', reference_type: 'SALE' },
+      { account: 'BLOCKED', provider: null, amount_cents: '475', kind: 'SALE_PAID', reference_type: 'SALE' },
+      { account: 'FEE_REVENUE', provider: null, amount_cents: '238', kind: 'SALE_PAID', reference_type: 'SALE' },
+      { account: 'ACQUIRER_RECEIVABLE', provider: 'sandbox', amount_cents: '-4990', kind: 'SALE_PAID', reference_type: 'SALE' },
     ]);
     expect(paid?.charges).toEqual([{ kind: 'RENEWAL', outcome: 'APPROVED', amount_cents: '4990', installments: 1 }]);
     expect(paid?.postbacks.map(({ payload }) => [(payload as Row).previousStatus, (payload as Row).status])).toEqual([
@@ -199,7 +202,8 @@ describe('Subscription billing in batches (issue 11)', () => {
       ['ACTIVE', 'PAST_DUE'],
     ]);
     expect(after.subscriptions.find((s) => Number(s.amount_cents) === 2990)).toMatchObject({ status: 'CANCELLED', next_billing_date: null });
-    const credited = after.details.reduce((sum, { ledger }) => sum + ledger.reduce((inner: number, entry: Row) => inner + Number(entry.amount_cents), 0), 0);
+    const onSeller = (entry: Row) => entry.account === 'AVAILABLE' || entry.account === 'BLOCKED';
+    const credited = after.details.reduce((sum, { ledger }) => sum + ledger.filter(onSeller).reduce((inner: number, entry: Row) => inner + Number(entry.amount_cents), 0), 0);
     expect(credited).toBe(4752 + 11_813);
 
     // A retry is due a day later, and is made (one by one) like any retry.
@@ -237,7 +241,7 @@ describe('Subscription billing in batches (issue 11)', () => {
     expect(await balanceOf(t, seller)).toEqual({ available: before.available + count * 2549, blocked: before.blocked + count * 283, total: before.total + count * 2832 });
     const [ledger] = await t.db.query(
       `SELECT count(*)::int AS entries, count(DISTINCT reference_id)::int AS sales FROM ledger_entries e JOIN sales s ON e.reference_type = 'SALE' AND e.reference_id = s.id
-        WHERE s.seller_id = $1 AND s.billing_period = 1`,
+        WHERE s.seller_id = $1 AND s.billing_period = 1 AND e.account IN ('AVAILABLE', 'BLOCKED')`,
       [seller.id],
     );
     expect(ledger).toEqual({ entries: 2 * count, sales: count });
@@ -412,6 +416,8 @@ describe('Subscription billing in batches (issue 11)', () => {
     expect(await t.db.query(`SELECT account, amount_cents FROM ledger_entries WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [left.id])).toEqual([
       { account: 'AVAILABLE', amount_cents: '3631' },
       { account: 'BLOCKED', amount_cents: '403' },
+      { account: 'FEE_REVENUE', amount_cents: '208' },
+      { account: 'ACQUIRER_RECEIVABLE', amount_cents: '-4242' },
     ]);
     expect(await balanceOf(t, seller)).toEqual({ available: before.available + 2 * 4277 + 3631, blocked: before.blocked + 2 * 475 + 403, total: before.total + 2 * 4752 + 4034 });
     expect(await t.db.query(`SELECT status, successful_billings, last_payment_status FROM subscriptions WHERE id = $1`, [stuck])).toEqual([

@@ -6,7 +6,7 @@ import { describeDatabaseUrl } from '../../../src/database/database-url';
 import { scanLogs, summarizeReliability } from './reliability-report';
 
 /**
- * After the whole suite: `ledger:verify` must find every balance equal to the sum of its entries in the
+ * After the whole suite: `ledger:verify` must find every posting summing to zero and every balance equal to the sum of its entries in the
  * run's database (platform.md §4); every log line the run's apps wrote must be free of secrets and card
  * data; the run's reliability figures are printed. Then the database is dropped, even with connections
  * still open.
@@ -42,7 +42,7 @@ export default async function globalTeardown(): Promise<void> {
       `  hostile inputs tried: ${figures.hostileInputs}, answered 5xx: 0 (any 5xx fails its test)`,
       `  faults injected: ${faults}`,
       `  events through faults: ${figures.eventsExpected}, delivered: ${figures.eventsDelivered}, lost: ${figures.eventsExpected - figures.eventsDelivered}`,
-      `  ledger: ${verify.status === 0 ? 'every balance equals its entries, 0 cents unaccounted' : 'MISMATCH, see ledger:verify above'}`,
+      `  ledger: ${verify.status === 0 ? 'every posting sums to zero, every balance equals its entries, 0 cents unaccounted' : 'MISMATCH, see ledger:verify above'}`,
       `  log lines scanned for secrets and card data: ${scan.lines}, leaks: ${scan.leaks.length}`,
       '',
     ].join('\n'),
