@@ -27,6 +27,32 @@ export interface NewPosting {
   entries: Array<{ account: LedgerAccount; provider: string | null; amountCents: number }>;
 }
 
+/** Where a statement page starts: after this posting (its exact created_at as PostgreSQL writes it, and id). */
+export interface StatementCursor {
+  at: string;
+  id: number;
+}
+
+export interface StatementRange {
+  from?: Date;
+  before?: Date;
+  after?: StatementCursor;
+  limit: number;
+}
+
+export interface StatementRow {
+  id: number;
+  kind: LedgerEntryKind;
+  referenceType: LedgerReferenceType;
+  referenceId: number;
+  availableDeltaCents: number;
+  blockedDeltaCents: number;
+  availableAfterCents: number;
+  blockedAfterCents: number;
+  createdAt: Date;
+  cursor: StatementCursor;
+}
+
 export interface DoubleEntryReport {
   postings: number;
   entries: number;
@@ -199,6 +225,36 @@ export class LedgerRepository {
           ledgerBlockedCents: Number(row.ledger_blocked),
         })),
       );
+  }
+
+  /**
+   * One page of the seller's statement: its postings that moved its balance, newest first, created in
+   * [from, before), after the cursor (created_at, id) of the previous page. One index range scan of
+   * ledger_postings_statement_idx, whatever the seller's history.
+   */
+  async statementPage(sellerId: number, range: StatementRange): Promise<StatementRow[]> {
+    const rows: Array<Record<string, string>> = await this.dataSource.query(
+      `SELECT id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents, available_after_cents, blocked_after_cents,
+              created_at, created_at::text AS cursor_at
+         FROM ledger_postings
+        WHERE seller_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
+          AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::bigint))
+          AND (available_delta_cents <> 0 OR blocked_delta_cents <> 0)
+        ORDER BY created_at DESC, id DESC LIMIT $6`,
+      [sellerId, range.from ?? null, range.before ?? null, range.after?.at ?? null, range.after?.id ?? null, range.limit],
+    );
+    return rows.map((row) => ({
+      id: Number(row.id),
+      kind: row.kind as LedgerEntryKind,
+      referenceType: row.reference_type as LedgerReferenceType,
+      referenceId: Number(row.reference_id),
+      availableDeltaCents: Number(row.available_delta_cents),
+      blockedDeltaCents: Number(row.blocked_delta_cents),
+      availableAfterCents: Number(row.available_after_cents),
+      blockedAfterCents: Number(row.blocked_after_cents),
+      createdAt: row.created_at as unknown as Date,
+      cursor: { at: row.cursor_at, id: Number(row.id) },
+    }));
   }
 
   /**

@@ -3,7 +3,9 @@ import { EntityManager } from 'typeorm';
 import { assertBalanced, isProviderAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
 import { AppConfig } from '../config/app-config';
 import { addCents, Cents, cents } from '../domain/money';
-import { BalanceMismatch, BalanceRow, DoubleEntryReport, LedgerRepository, NewPosting } from './ledger.repository';
+import { BalanceMismatch, BalanceRow, DoubleEntryReport, LedgerRepository, NewPosting, StatementRange, StatementRow } from './ledger.repository';
+
+export type { StatementCursor, StatementRow } from './ledger.repository';
 
 export interface LedgerPosting {
   sellerId: number;
@@ -134,6 +136,11 @@ export class LedgerService {
   /** Every seller whose cached balance differs from the sum of its entries; empty when all agree. */
   verify(): Promise<BalanceMismatch[]> {
     return this.ledger.mismatches();
+  }
+
+  /** A page of the seller's statement (its postings that moved its balance, newest first). */
+  statementPage(sellerId: number, range: StatementRange): Promise<StatementRow[]> {
+    return this.ledger.statementPage(sellerId, range);
   }
 
   /** The double-entry invariants, as figures (ledger:verify). */

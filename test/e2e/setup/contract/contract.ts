@@ -27,6 +27,23 @@ const adminSeller = { allOf: [S.sellerAccount, S.shape({ fees: { type: 'object' 
 const operatorObject = { type: 'object' };
 const operatorList = { type: 'array', items: { type: 'object' } };
 const health = S.shape({ status: { enum: ['ok', 'error'] } });
+/** The statement (extrato), the gateway's own route beside 2.8: integers in cents, a nullable cursor. */
+const statement = S.shape({
+  statement: {
+    type: 'array',
+    items: S.shape({
+      id: { type: 'integer' },
+      createdAt: { type: 'string', format: 'date-time' },
+      kind: { type: 'string' },
+      reference: S.shape({ type: { enum: ['SALE', 'WITHDRAWAL'] }, id: { type: 'integer' } }),
+      available: { type: 'integer' },
+      blocked: { type: 'integer' },
+      availableAfter: { type: 'integer' },
+      blockedAfter: { type: 'integer' },
+    }),
+  },
+  nextCursor: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+});
 
 /** Every route with a JSON answer: the spec's (section 4), the sandbox's and the operator's (platform.md §2, §3). */
 const ROUTES: Route[] = [
@@ -34,6 +51,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: new RegExp(`^/api/transactions/${ID}$`), ok: { 200: S.transaction }, family: S.lookupError },
   { method: 'GET', path: /^\/api\/seller$/, ok: { 200: S.sellerAccount }, family: S.accountError },
   { method: 'GET', path: /^\/api\/public\/balance$/, ok: { 200: S.balance }, family: S.accountError },
+  { method: 'GET', path: /^\/api\/public\/balance\/statement$/, ok: { 200: statement }, family: S.accountError },
   { method: 'POST', path: /^\/api\/public\/cashout$/, ok: { 201: S.withdrawalCreated }, family: S.cashoutError },
   { method: 'GET', path: new RegExp(`^/api/public/cashout/${ID}$`), ok: { 200: S.withdrawalLookup }, family: S.cashoutError },
   { method: 'GET', path: /^\/api\/subscriptions$/, ok: { 200: S.subscriptionList }, family: S.subscriptionsError },
