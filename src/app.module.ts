@@ -4,6 +4,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AdminModule } from './admin/admin.module';
+import { LedgerAdminModule } from './ledger/ledger-admin.module';
 import { AuthModule } from './auth/auth.module';
 import { BalanceModule } from './balance/balance.module';
 import { CashoutModule } from './cashout/cashout.module';
@@ -63,6 +64,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     CashoutModule,
     NotificationsModule,
     AdminModule,
+    LedgerAdminModule,
     SandboxModule,
     DashboardModule,
     MetricsModule,

@@ -257,6 +257,15 @@ export class LedgerRepository {
     }));
   }
 
+  /** Each account's (and provider's) sum of the entries written in [from, before). */
+  async accountSums(from: Date, before: Date): Promise<Array<{ account: LedgerAccount; provider: string | null; sumCents: number }>> {
+    const rows: Array<{ account: LedgerAccount; provider: string | null; sum: string }> = await this.dataSource.query(
+      `SELECT account, provider, sum(amount_cents) AS sum FROM ledger_entries WHERE created_at >= $1 AND created_at < $2 GROUP BY account, provider ORDER BY account, provider`,
+      [from, before],
+    );
+    return rows.map((row) => ({ account: row.account, provider: row.provider, sumCents: Number(row.sum) }));
+  }
+
   /**
    * What ledger:verify proves, as figures: postings and entries counted; postings whose entries do not
    * sum to zero; the whole ledger's sum; postings whose seller moves differ from their entries, or whose

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { assertBalanced, isProviderAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
+import { assertBalanced, isProviderAccount, LedgerAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
+import { LedgerSummaryResponse } from './dto/ledger-summary.dto';
 import { AppConfig } from '../config/app-config';
 import { addCents, Cents, cents } from '../domain/money';
 import { BalanceMismatch, BalanceRow, DoubleEntryReport, LedgerRepository, NewPosting, StatementRange, StatementRow } from './ledger.repository';
@@ -141,6 +142,32 @@ export class LedgerService {
   /** A page of the seller's statement (its postings that moved its balance, newest first). */
   statementPage(sellerId: number, range: StatementRange): Promise<StatementRow[]> {
     return this.ledger.statementPage(sellerId, range);
+  }
+
+  /**
+   * The platform's figures for [from, before): revenue and costs as the platform reads them (positive),
+   * what each provider came to owe or hold (positive), the sellers' money, and the sum of it all (zero).
+   */
+  async summary(from: Date, before: Date): Promise<LedgerSummaryResponse> {
+    const sums = await this.ledger.accountSums(from, before);
+    const total = (account: LedgerAccount, provider?: string) =>
+      sums.filter((row) => row.account === account && (provider === undefined || row.provider === provider)).reduce((sum, row) => sum + row.sumCents, 0);
+    const providers = [...new Set(sums.filter((row) => row.provider !== null).map((row) => row.provider as string))].sort();
+    return {
+      from: from.toISOString(),
+      to: before.toISOString(),
+      feeRevenue: total('FEE_REVENUE'),
+      fineRevenue: total('FINE_REVENUE'),
+      reversalCost: 0 - total('REVERSAL_COST'),
+      providers: providers.map((provider) => ({
+        provider,
+        acquirerReceivable: 0 - total('ACQUIRER_RECEIVABLE', provider),
+        pspHoldings: 0 - total('PSP_HOLDINGS', provider),
+        payoutInTransit: 0 - total('PAYOUT_IN_TRANSIT', provider),
+      })),
+      sellers: { available: total('AVAILABLE'), blocked: total('BLOCKED') },
+      balance: sums.reduce((sum, row) => sum + row.sumCents, 0),
+    };
   }
 
   /** The double-entry invariants, as figures (ledger:verify). */

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cents } from '../../src/domain/money';
 import { LedgerService } from '../../src/ledger/ledger.service';
-import { createSeller, TestSeller } from './setup/factories';
-import { balanceOf } from './setup/sales';
+import { adminHeaders, createSeller, TestSeller } from './setup/factories';
+import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
 const run = promisify(execFile);
@@ -152,5 +152,33 @@ describe('Ledger (platform.md §4)', () => {
       await t.db.query('UPDATE balances SET available_cents = available_cents - 1 WHERE seller_id = $1', [seller.id]);
     }
     expect(await ledger.verify()).toEqual([]);
+  });
+
+  it("GET /admin/ledger/summary answers the period's fee revenue, reversal costs and what each provider came to owe", async () => {
+    const today = new Date(Date.now() - 3 * 3_600_000).toISOString().slice(0, 10);
+    const summary = async () => (await t.http.get('/admin/ledger/summary').query({ from: today, to: today }).set(adminHeaders).expect(200)).body;
+    const before = await summary();
+    const seller = await createSeller(t);
+    // A card sale of 100.00 (4.38 of fees) paid and then refunded; a PIX sale of 50.00 (0.99 of fees) paid.
+    const refunded = await createSale(t, seller, saleBody('CREDIT_CARD', { amount: 10_000, card: card() }));
+    expect((await sendEvent(t, seller, refunded.id, 'REFUNDED')).status).toBe(200);
+    const pix = await createSale(t, seller, saleBody('PIX', { amount: 5_000 }));
+    expect((await sendEvent(t, seller, pix.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
+    const after = await summary();
+    const fees = (await t.db.query('SELECT sum(system_fee_cents)::int AS fees FROM sales WHERE seller_id = $1', [seller.id]))[0].fees as number;
+    expect(after.feeRevenue - before.feeRevenue).toBe(fees);
+    expect(after.reversalCost - before.reversalCost).toBe(438);
+    const provider = (body: { providers: Array<{ provider: string; acquirerReceivable: number; pspHoldings: number }> }) =>
+      body.providers.find((p) => p.provider === 'sandbox') ?? { acquirerReceivable: 0, pspHoldings: 0 };
+    expect(provider(after).acquirerReceivable - provider(before).acquirerReceivable).toBe(0); // captured, then given back
+    expect(provider(after).pspHoldings - provider(before).pspHoldings).toBe(5_000);
+    expect(after.balance).toBe(0);
+    expect((await t.http.get('/admin/ledger/summary').query({ from: '2026-12-01', to: '2026-11-01' }).set(adminHeaders).expect(400)).body).toEqual({
+      error: 'VALIDATION_ERROR',
+      message: expect.any(String),
+      details: { field: 'from', message: expect.any(String) },
+    });
+    expect((await t.http.get('/admin/ledger/summary').set(adminHeaders).expect(400)).body.details).toEqual({ missingFields: ['from', 'to'] });
+    await t.http.get('/admin/ledger/summary').query({ from: today, to: today }).expect(401);
   });
 });

@@ -27,6 +27,17 @@ const adminSeller = { allOf: [S.sellerAccount, S.shape({ fees: { type: 'object' 
 const operatorObject = { type: 'object' };
 const operatorList = { type: 'array', items: { type: 'object' } };
 const health = S.shape({ status: { enum: ['ok', 'error'] } });
+const cents = { type: 'integer' };
+const ledgerSummary = S.shape({
+  from: { type: 'string', format: 'date-time' },
+  to: { type: 'string', format: 'date-time' },
+  feeRevenue: cents,
+  fineRevenue: cents,
+  reversalCost: cents,
+  providers: { type: 'array', items: S.shape({ provider: { type: 'string' }, acquirerReceivable: cents, pspHoldings: cents, payoutInTransit: cents }) },
+  sellers: S.shape({ available: cents, blocked: cents }),
+  balance: { const: 0 },
+});
 /** The statement (extrato), the gateway's own route beside 2.8: integers in cents, a nullable cursor. */
 const statement = S.shape({
   statement: {
@@ -75,6 +86,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/invitation$`), ok: { 201: invitation }, family: S.accountError },
   { method: 'DELETE', path: new RegExp(`^/admin/api-keys/${ID}$`), ok: { 204: null }, family: S.accountError },
   { method: 'GET', path: /^\/admin\/settings$/, ok: { 200: settings }, family: S.accountError },
+  { method: 'GET', path: /^\/admin\/ledger\/summary$/, ok: { 200: ledgerSummary }, family: S.accountError },
   { method: 'PUT', path: /^\/admin\/settings$/, ok: { 200: settings }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/webhooks$`), ok: { 201: webhook }, family: S.accountError },
   { method: 'GET', path: new RegExp(`^/admin/sellers/${ID}/webhooks$`), ok: { 200: { type: 'array', items: webhook } }, family: S.accountError },
