@@ -657,11 +657,14 @@ export class SubscriptionsService implements SubscriptionSaleHook, OnModuleInit 
   private async apply(manager: EntityManager, subscription: SubscriptionEntity, event: SubscriptionEvent | null, changes: Partial<SubscriptionEntity>, now: Date): Promise<SubscriptionEntity> {
     const { next, columns } = transition(subscription, event, changes);
     await this.subscriptions.update(subscription.id, columns, manager);
+    let moved = { ...subscription, ...columns, updatedAt: now } as SubscriptionEntity;
     if (next !== subscription.status && (next === 'CANCELLED' || next === 'PAUSED')) {
-      // Nothing of a cancelled or paused subscription can be paid afterwards.
-      await this.sales.cancelOpenCharges(manager, subscription.id, null, { now, fees: await this.sellers.feeScheduleIn(manager, subscription.sellerId) });
+      // Nothing of a cancelled or paused subscription can be paid afterwards. Cancelling its open charges
+      // moves its counters again (their lapse, through saleMoved): the postback below is built from the
+      // row as those moves left it, not from the columns read before them.
+      const cancelled = await this.sales.cancelOpenCharges(manager, subscription.id, null, { now, fees: await this.sellers.feeScheduleIn(manager, subscription.sellerId) });
+      if (cancelled > 0) moved = { ...((await this.subscriptions.findById(subscription.id, manager)) as SubscriptionEntity), updatedAt: now };
     }
-    const moved = { ...subscription, ...columns, updatedAt: now } as SubscriptionEntity;
     if (next !== subscription.status && subscription.postbackUrl) {
       await this.notifications.enqueueSubscriptionStatusChange(manager, statusChange(subscription, moved, now));
     }

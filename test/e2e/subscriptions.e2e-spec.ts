@@ -451,4 +451,26 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
       ['PENDENTE', 'CANCELADO'],
     ]);
   });
+
+  // Issue 20: stopping a subscription cancels its open PIX charge, whose lapse moves the subscription's
+  // counters again inside the stop (a call back from sales into subscriptions). The stop's postback was
+  // built from the columns read before that inner move, so it announced counters the row no longer had.
+  it.each(['pause', 'cancel'])('the postback of a %s that cancels a pending PIX renewal carries the subscription as stored', async (stop) => {
+    const seller = await createSeller(t);
+    const path = `/reentrance-${stop}-${seller.id}`;
+    const url = `${receiver.url}${path}`;
+    const sale = await create(seller, subscriptionSale('PIX', 'WEEKLY', { postbackUrl: url }));
+    const id = sale.subscription.id;
+    await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
+    await run(seller, new Date(Date.parse((await get(seller, id)).nextBillingDate) + 60_000));
+    expect((await salesOf(id)).map((s) => s.status)).toEqual(['PAGO', 'PENDENTE']);
+    await t.http.post(`/api/subscriptions/${id}/${stop}`).set(seller.headers).send({}).expect(200);
+
+    const stopped = stop === 'pause' ? 'PAUSED' : 'CANCELLED';
+    const isStop = (r: { path: string; body: Record<string, unknown> }) => r.path === path && r.body.type === 'subscription.status_changed' && r.body.status === stopped;
+    const announced = (await receiver.waitFor((all) => all.some(isStop))).find(isStop)?.body.data as Record<string, unknown>;
+    const stored = await get(seller, id);
+    expect(stored).toMatchObject({ status: stopped, failedBillings: 1, lastPaymentStatus: 'FALHA' });
+    expect({ ...announced, updatedAt: undefined }).toEqual({ ...stored, updatedAt: undefined });
+  });
 });
