@@ -13,6 +13,7 @@ import { DashboardOverviewController } from './controllers/overview.controller';
 import { DashboardSalesController } from './controllers/sales.controller';
 import { DashboardSubscriptionsController } from './controllers/subscriptions.controller';
 import { DashboardWithdrawalsController } from './controllers/withdrawals.controller';
+import { DashboardStatementController } from './controllers/statement.controller';
 import { DashboardAuthGuard } from './dashboard-auth.guard';
 import { LoginLimiter } from './login-limiter';
 import { DashboardSessionStore } from './session-store';
@@ -30,6 +31,7 @@ import { DashboardSessionStore } from './session-store';
     DashboardSalesController,
     DashboardIntegrationsController,
     DashboardWithdrawalsController,
+    DashboardStatementController,
     DashboardSubscriptionsController,
   ],
   providers: [DashboardSessionStore, LoginLimiter, DashboardAuthGuard],

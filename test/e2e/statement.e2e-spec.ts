@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
@@ -120,5 +121,31 @@ describe('GET /api/public/balance/statement (issue 20)', () => {
   it("shows a seller none of another seller's movements", async () => {
     const other = await createSeller(t);
     expect((await t.http.get('/api/public/balance/statement').set(other.headers).expect(200)).body).toEqual({ statement: [], nextCursor: null });
+  });
+
+  it('the dashboard shows the statement and downloads a period as CSV that agrees with the API and the balance', async () => {
+    const agent = request.agent(t.app.getHttpServer());
+    const invitation = new URL((seller.body.invitation as { url: string }).url).pathname;
+    const form = await agent.get(invitation).expect(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)?.[1];
+    await agent.post(invitation).type('form').send({ _csrf: csrf, password: 'senha-do-extrato-1', passwordConfirmation: 'senha-do-extrato-1' }).expect(303);
+
+    const pageHtml = await agent.get('/dashboard/statement').expect(200);
+    expect(pageHtml.text).toContain('Extrato');
+    expect(pageHtml.text).toContain('Estorno');
+    const today = new Date(Date.now() - 3 * 3_600_000).toISOString().slice(0, 10);
+    const csv = await agent.get('/dashboard/statement/csv').query({ from: today, to: today }).expect(200);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    expect(csv.headers['content-disposition']).toBe(`attachment; filename="extrato-${today}-${today}.csv"`);
+    const [header, ...rows] = csv.text.trimEnd().split('\r\n').map((line) => line.split(','));
+    expect(header).toEqual(['id', 'data', 'tipo', 'descricao', 'referencia', 'disponivel', 'bloqueado', 'disponivel_apos', 'bloqueado_apos']);
+    const api = await everyLine({ from: today, to: today });
+    expect(rows.map((row) => Number(row[0]))).toEqual(api.map((line) => line.id));
+    const toCents = (reais: string) => Math.round(Number(reais) * 100);
+    const balance = await balanceOf(t, seller);
+    expect(rows.reduce((sum, row) => sum + toCents(row[5]), 0)).toBe(balance.available);
+    expect(rows.reduce((sum, row) => sum + toCents(row[6]), 0)).toBe(balance.blocked);
+    expect([toCents(rows[0][7]), toCents(rows[0][8])]).toEqual([balance.available, balance.blocked]);
+    expect((await agent.get('/dashboard/statement').query({ from: '2026-12-01', to: '2026-11-01' })).status).toBe(400);
   });
 });
