@@ -14,9 +14,8 @@ export interface BalanceWithDate extends BalanceRow {
   updatedAt: Date;
 }
 
-/** A posting to write: its seller, cause, the seller's moves and balance after it, and its entries (summing to zero). */
-export interface NewPosting {
-  sellerId: number;
+/** What a posting says of the seller: its cause, the seller's moves, and the balance after it. */
+export interface PostingFigures {
   kind: LedgerEntryKind;
   referenceType: LedgerReferenceType;
   referenceId: number;
@@ -24,6 +23,11 @@ export interface NewPosting {
   blockedDeltaCents: number;
   availableAfterCents: number;
   blockedAfterCents: number;
+}
+
+/** A posting to write: its seller and figures, and its entries (summing to zero). */
+export interface NewPosting extends PostingFigures {
+  sellerId: number;
   entries: Array<{ account: LedgerAccount; provider: string | null; amountCents: number }>;
 }
 
@@ -40,15 +44,8 @@ export interface StatementRange {
   limit: number;
 }
 
-export interface StatementRow {
+export interface StatementRow extends PostingFigures {
   id: number;
-  kind: LedgerEntryKind;
-  referenceType: LedgerReferenceType;
-  referenceId: number;
-  availableDeltaCents: number;
-  blockedDeltaCents: number;
-  availableAfterCents: number;
-  blockedAfterCents: number;
   createdAt: Date;
   cursor: StatementCursor;
 }

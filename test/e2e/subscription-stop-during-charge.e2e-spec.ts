@@ -86,15 +86,22 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
     const bill = (t: TestApp, seller: TestSeller, dueAt: string) =>
       t.app.get(SubscriptionsService).runBilling(new Date(new Date(dueAt).getTime() + 60_000), seller.id, { batchRenewals: batch });
 
-    it.each(['cancel', 'pause'])('%s while the charge travels to the acquirer voids it: nothing charged, the renewal FALHA, the balance unchanged', async (stop) => {
-      const t = slowToRecord;
+    /** A subscription whose renewal is billed; `stop` sent once its charge is in flight (and `ready` holds); the billing run awaited. */
+    async function stopDuringCharge(t: TestApp, stop: string, ready: (saleId: number) => Promise<boolean> = async () => true) {
       const seller = await createSeller(t);
       const subscription = await subscribe(t, seller);
       const before = await balanceOf(t, seller);
       const billing = bill(t, seller, subscription.nextBillingDate);
       const [saleId] = await renewalsInFlight(t, [subscription.id]);
+      await waitUntil(() => ready(saleId));
       await t.http.post(`/api/subscriptions/${subscription.id}/${stop}`).set(seller.headers).send({}).expect(200);
       await billing;
+      return { seller, subscription, before, saleId };
+    }
+
+    it.each(['cancel', 'pause'])('%s while the charge travels to the acquirer voids it: nothing charged, the renewal FALHA, the balance unchanged', async (stop) => {
+      const t = slowToRecord;
+      const { seller, subscription, before, saleId } = await stopDuringCharge(t, stop);
 
       expect(await renewalOf(t, subscription.id)).toMatchObject({ id: saleId, status: 'FALHA' });
       expect(await chargeOf(t, saleId)).toEqual({ outcome: 'VOIDED', refunded: false });
@@ -105,15 +112,8 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
 
     it.each(['cancel', 'pause'])('%s while the approval travels back refunds the charge: ESTORNADO, announced, counted, the balance back where it was', async (stop) => {
       const t = slowToAnswer;
-      const seller = await createSeller(t);
-      const subscription = await subscribe(t, seller);
-      const before = await balanceOf(t, seller);
-      const billing = bill(t, seller, subscription.nextBillingDate);
-      const [saleId] = await renewalsInFlight(t, [subscription.id]);
       // The acquirer has made the charge (its answer is still on its way) when the seller stops the subscription.
-      await waitUntil(async () => (await chargeOf(t, saleId))?.outcome === 'APPROVED');
-      await t.http.post(`/api/subscriptions/${subscription.id}/${stop}`).set(seller.headers).send({}).expect(200);
-      await billing;
+      const { seller, subscription, before, saleId } = await stopDuringCharge(t, stop, async (id) => (await chargeOf(t, id))?.outcome === 'APPROVED');
 
       expect(await renewalOf(t, subscription.id)).toMatchObject({ id: saleId, status: 'ESTORNADO' });
       expect(await chargeOf(t, saleId)).toEqual({ outcome: 'APPROVED', refunded: true });

@@ -39,17 +39,18 @@ const customer = shape({ name: string, email: string, document: string, phone: s
  * 2.5. Its nextBillingDate is typed a string; 2.6 makes the same date null once the subscription is
  * cancelled or expired, which a sale whose first card is refused does at once. Null is allowed there only.
  */
+const saleSubscriptionFields = {
+  id: integer,
+  status: subscriptionStatus,
+  billingCycle,
+  amount: integer,
+  nextBillingDate: nullable(isoDate),
+  trialEndsAt: nullable(isoDate),
+  customerEmail: string,
+  customerName: string,
+};
 export const saleSubscription = {
-  ...shape({
-    id: integer,
-    status: subscriptionStatus,
-    billingCycle,
-    amount: integer,
-    nextBillingDate: nullable(isoDate),
-    trialEndsAt: nullable(isoDate),
-    customerEmail: string,
-    customerName: string,
-  }),
+  ...shape(saleSubscriptionFields),
   if: { properties: { status: { enum: ['CANCELLED', 'EXPIRED'] } } },
   else: { properties: { nextBillingDate: isoDate } },
 };
@@ -103,16 +104,9 @@ export const transaction = shape(
   },
 );
 
-/** 2.6, list item form. */
+/** 2.6, list item form: 2.5's fields (the date null once cancelled or expired), and three more. */
 const subscriptionListFields = {
-  id: integer,
-  status: subscriptionStatus,
-  billingCycle,
-  amount: integer,
-  nextBillingDate: nullable(isoDate),
-  trialEndsAt: nullable(isoDate),
-  customerEmail: string,
-  customerName: string,
+  ...saleSubscriptionFields,
   paymentMethod: { enum: ['PIX', 'CREDIT_CARD'] },
   product: shape({ id: integer, name: string }),
   createdAt: isoDate,
