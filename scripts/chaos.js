@@ -422,7 +422,9 @@ async function checks(db, databaseUrl, receiver) {
   const [unsent] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text WHERE w.status IN ('PENDING', 'PROCESSING') AND p.reference IS NULL`);
   const [paidButReturned] = await q(`SELECT count(*)::int AS n FROM withdrawals w JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status = 'ACCEPTED' WHERE w.status = 'CANCELLED'`);
   console.log(`chaos: sandbox payouts: ${payouts.n} records (${payouts.accepted} accepted); most per withdrawal: ${maxPerWithdrawal.n}; references with more than one: ${duplicatePayouts.n}; without a withdrawal: ${orphanPayouts.n}; completed withdrawals without a payout: ${completedUnpaid.n}; pending withdrawals never sent after recovery: ${unsent.n}`);
-  if (paidButReturned.n) console.log(`  (cancelled withdrawals with an accepted payout: ${paidButReturned.n})`);
+  // A CANCELLED callback on a payout already sent is the provider's word that it did not pay it: the amount
+  // goes back to available; the sandbox's callback route does not rewrite its record (the same as for REJECTED).
+  if (paidButReturned.n) console.log(`  (cancelled by the provider's callback after their payout was sent: ${paidButReturned.n} withdrawals)`);
   Object.assign(figures, { payoutRecords: payouts.n, mostPayoutsPerWithdrawal: maxPerWithdrawal.n, payoutsWithoutWithdrawal: orphanPayouts.n, completedWithdrawalsWithoutPayout: completedUnpaid.n, withdrawalsUnsent: unsent.n });
   if (duplicatePayouts.n || maxPerWithdrawal.n > 1) fail('a withdrawal was paid out more than once');
   if (orphanPayouts.n) fail(`${orphanPayouts.n} payouts without a withdrawal`);
