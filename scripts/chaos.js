@@ -202,7 +202,10 @@ async function call(base, method, route, body, headers = {}) {
   }
 }
 
-/** A client's call under chaos: counted by outcome; network errors and 503s are retried (with the same Idempotency-Key where given). */
+/**
+ * A client's call under chaos: counted by outcome; network errors and 5xx are retried (with the same
+ * Idempotency-Key where given: a retried sale or cashout must never be made twice).
+ */
 async function clientCall(state, label, method, route, body, headers, retries = 3) {
   for (let attempt = 0; ; attempt += 1) {
     const result = await call(state.base, method, route, body, headers);
@@ -213,7 +216,7 @@ async function clientCall(state, label, method, route, body, headers, retries = 
     }
     count(`client errors: ${classify(result.status)}`);
     if (result.status === 500) count(`client errors: 500 on ${label}`);
-    const retryable = result.status === 'network' || result.status === 503 || result.status === 502;
+    const retryable = result.status === 'network' || (headers['Idempotency-Key'] !== undefined ? result.status >= 500 : result.status === 503);
     if (!retryable || attempt >= retries || state.stopping) return result;
     count('retries');
     await sleep(300 + Math.random() * 700);
@@ -230,8 +233,10 @@ function saleBody(method, overrides = {}) {
 }
 
 async function createSale(state, seller, body, label) {
-  const headers = { ...seller.keys, 'Idempotency-Key': crypto.randomUUID() };
-  const result = await clientCall(state, label, 'POST', '/api/sales', { ...body, postbackUrl: `${state.receiverUrl}/postbacks/${seller.id}` }, headers);
+  const key = crypto.randomUUID();
+  const headers = { ...seller.keys, 'Idempotency-Key': key };
+  // The key in the metadata too: the checks count the sales made under one key (one at most).
+  const result = await clientCall(state, label, 'POST', '/api/sales', { ...body, metadata: { chaosKey: key }, postbackUrl: `${state.receiverUrl}/postbacks/${seller.id}` }, headers);
   if (result.status !== 201) return null;
   count(`created: ${label}`);
   return result.body.sale;
@@ -379,8 +384,11 @@ async function checks(db, databaseUrl, receiver) {
   for (const r of sales) console.log(`  ${r.payment_method.padEnd(12)} ${r.status.padEnd(17)} ${r.n}`);
   const [stuck] = await q(`SELECT count(*)::int AS n FROM sales WHERE status = 'EM_PROCESSAMENTO'`);
   const [refundsDue] = await q(`SELECT count(*)::int AS n FROM sales WHERE refund_due_at IS NOT NULL AND status = 'PAGO'`);
+  const [twiceUnderOneKey] = await q(`SELECT count(*)::int AS n FROM (SELECT metadata->>'chaosKey' FROM sales WHERE metadata ? 'chaosKey' GROUP BY 1 HAVING count(*) > 1) d`);
   const [pendingNotPix] = await q(`SELECT count(*)::int AS n FROM sales WHERE status = 'PENDENTE' AND payment_method NOT IN ('PIX', 'BOLETO', 'TRANSFER')`);
-  console.log(`  left EM_PROCESSAMENTO after recovery: ${stuck.n}; paid but owing a refund (stopped subscription): ${refundsDue.n}; card sales PENDENTE: ${pendingNotPix.n}`);
+  console.log(`  left EM_PROCESSAMENTO after recovery: ${stuck.n}; paid but owing a refund (stopped subscription): ${refundsDue.n}; card sales PENDENTE: ${pendingNotPix.n}; Idempotency-Keys with more than one sale: ${twiceUnderOneKey.n}`);
+  if (twiceUnderOneKey.n) fail(`${twiceUnderOneKey.n} Idempotency-Keys made more than one sale`);
+  figures.keysWithMoreThanOneSale = twiceUnderOneKey.n;
   if (stuck.n) fail(`${stuck.n} sales left EM_PROCESSAMENTO after recovery`);
   if (refundsDue.n) fail(`${refundsDue.n} sales still owe the refund of a stopped subscription's charge`);
   if (pendingNotPix.n) fail(`${pendingNotPix.n} card sales PENDENTE`);

@@ -7,6 +7,7 @@ interface ChaosFigures {
   ledgerSumCents: number;
   sales: number;
   salesInProcessing: number;
+  keysWithMoreThanOneSale: number;
   withdrawals: number;
   chargeReferencesDuplicated: number;
   chargesWithoutSale: number;
@@ -82,6 +83,7 @@ describe('A short chaos run (scripts/chaos.js)', () => {
     expect(figures.ledgerSumCents).toBe(0);
     // Every sale and withdrawal final or legitimately pending.
     expect(figures.salesInProcessing).toBe(0);
+    expect(figures.keysWithMoreThanOneSale).toBe(0);
     expect(figures.withdrawalsUnsent).toBe(0);
     // At most one charge and one payout per reference, each for a sale or withdrawal of its kind.
     expect(figures.chargeReferencesDuplicated).toBe(0);
