@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { ThrottlerException } from '@nestjs/throttler';
 import { DomainError, ErrorCode } from '../../domain/domain-error';
 
@@ -86,6 +87,10 @@ const TRANSIENT_MESSAGES = [/^timeout exceeded when trying to connect$/, /^Conne
 
 export function isTransientDatabaseError(exception: unknown): boolean {
   if (!(exception instanceof Error)) return false;
+  // The backend of a transaction was terminated under it (a restart, a failover, pg_terminate_backend):
+  // TypeORM released its query runner, and the next statement says so. Nothing of that transaction was
+  // committed; found by the chaos run, which saw these answered 500.
+  if (exception instanceof QueryRunnerAlreadyReleasedError || exception instanceof QueryRunnerProviderAlreadyReleasedError) return true;
   if (TRANSIENT_MESSAGES.some((pattern) => pattern.test(exception.message))) return true;
   const code = (exception as { code?: unknown }).code;
   return typeof code === 'string' && TRANSIENT_CODES.has(code);
