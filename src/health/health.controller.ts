@@ -3,6 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Response } from 'express';
 import Redis from 'ioredis';
+import { RateLimitPer } from '../common/decorators/rate-limit.decorator';
 import { REDIS_CLIENT } from '../redis/redis.module';
 
 const CHECK_TIMEOUT_MS = 1500;
@@ -13,10 +14,12 @@ type RedisState = { status: 'up' } | { status: 'down'; degraded: true; message: 
  * Readiness and liveness. Readiness (`/health`) fails only when PostgreSQL does not answer: Redis down
  * is reported as degraded, because sales, cashouts and subscriptions keep working (notifications wait
  * in the outbox), so a load balancer must not pull every instance during a Redis blip. Liveness
- * (`/health/live`) only says the process answers.
+ * (`/health/live`) only says the process answers. Both are limited per client address, in a budget of
+ * their own (RATE_LIMIT_RPS).
  */
 @ApiTags('Health')
 @Controller('health')
+@RateLimitPer('probe')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
