@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
+import { TestRedis } from './setup/redis-server';
 import { startApp, TestApp } from './setup/test-app';
 
 /**
@@ -88,5 +89,21 @@ describe('Rate limits by the matched route', () => {
     const refused = await limited.http.get('/health').set('X-Forwarded-For', address);
     if (refused.status === 429) expect(refused.body).toEqual({ error: 'RATE_LIMITED', message: expect.any(String) });
     expect((await limited.http.get('/health').set('X-Forwarded-For', newAddress())).status).toBe(200); // another address probes freely
+  });
+
+  it('answers /health with a generic message while Redis is down, never Redis\'s own error text', async () => {
+    const redis = await TestRedis.start();
+    const app = await startApp({ REDIS_URL: redis.url });
+    try {
+      await redis.down();
+      const { body } = await app.http.get('/health').expect(200);
+      expect(body.info.redis).toEqual({ status: 'down', degraded: true, message: 'Redis does not answer' });
+      expect(body.details.redis).toEqual(body.info.redis);
+      expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|enableOfflineQueue|Stream|Connection/);
+      await redis.up(); // the app's queues close cleanly only with Redis back
+    } finally {
+      await app.close();
+      await redis.down();
+    }
   });
 });
