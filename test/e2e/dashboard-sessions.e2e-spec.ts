@@ -1,0 +1,124 @@
+import { randomInt } from 'node:crypto';
+import request from 'supertest';
+import TestAgent from 'supertest/lib/agent';
+import { createSeller, TestSeller } from './setup/factories';
+import { startApp, TestApp } from './setup/test-app';
+
+const PASSWORD = 'senha-forte-123';
+
+/** The CSRF token of the first form of an HTML page. */
+function csrfOf(html: string): string {
+  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error(`no CSRF token in the page: ${html.slice(0, 300)}`);
+  return token;
+}
+
+/** The cookies an answer sets, by name (value and attributes as sent). */
+function cookiesSet(response: { headers: Record<string, unknown> }): Record<string, string> {
+  const raw = response.headers['set-cookie'];
+  const lines = Array.isArray(raw) ? (raw as string[]) : typeof raw === 'string' ? [raw] : [];
+  return Object.fromEntries(lines.map((line) => [line.split('=')[0], line]));
+}
+
+/** A browser of its own (cookies kept), from an address of its own (the sign-in limit counts per address). */
+function browserOf(t: TestApp): TestAgent {
+  return request.agent(t.app.getHttpServer()).set('X-Forwarded-For', `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`);
+}
+
+async function sessionRows(t: TestApp): Promise<number> {
+  return (await t.db.query(`SELECT count(*)::int AS n FROM dashboard_sessions`))[0].n as number;
+}
+
+/** A new seller whose user set its password through the invitation form, signed in on the returned browser. */
+async function signedIn(t: TestApp): Promise<{ seller: TestSeller; browser: TestAgent }> {
+  const seller = await createSeller(t);
+  const browser = browserOf(t);
+  const path = new URL((seller.body.invitation as { url: string }).url).pathname;
+  const form = await browser.get(path).expect(200);
+  await browser
+    .post(path)
+    .type('form')
+    .send({ _csrf: csrfOf(form.text), password: PASSWORD, passwordConfirmation: PASSWORD })
+    .expect(303)
+    .expect('Location', '/dashboard');
+  return { seller, browser };
+}
+
+/**
+ * Dashboard sessions (issue 19, point 6): nothing is stored for a visitor who has not signed in. The
+ * sign-in and invitation forms carry a CSRF token bound to a cookie of their own (no stored session); a
+ * session row exists only once a user has signed in.
+ */
+describe('Dashboard sessions', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ TRUST_PROXY: 'loopback' });
+  });
+  afterAll(() => t.close());
+
+  it('stores no session for anonymous pages: sign-in, an invitation, a 404, the redirect to sign-in', async () => {
+    const seller = await createSeller(t);
+    const invitation = new URL((seller.body.invitation as { url: string }).url).pathname;
+    const before = await sessionRows(t);
+    const answers = [];
+    for (let i = 0; i < 5; i += 1) {
+      answers.push(await t.http.get('/dashboard/login').expect(200));
+      answers.push(await t.http.get(invitation).expect(200));
+      answers.push(await t.http.get(`/dashboard/nao-existe-${i}`).expect(404));
+      answers.push(await t.http.get('/dashboard/invitation/not-a-token').expect(404));
+      answers.push(await t.http.get('/dashboard/sales').expect(303));
+      answers.push(await t.http.post('/dashboard/login').type('form').send({ email: 'x@example.com', password: 'y' }).expect(403));
+    }
+    expect(await sessionRows(t)).toBe(before);
+    for (const answer of answers) expect(cookiesSet(answer).gw_dashboard).toBeUndefined();
+  });
+
+  it("signs in with the form's token and its cookie, storing one session; a form without that cookie, or with another browser's token, is refused", async () => {
+    const { seller, browser } = await signedIn(t);
+    const email = (seller.body.seller as { user: { email: string } }).user.email;
+    await browser.post('/dashboard/logout').type('form').send({ _csrf: csrfOf((await browser.get('/dashboard').expect(200)).text) }).expect(303);
+
+    const visitor = browserOf(t);
+    const page = await visitor.get('/dashboard/login').expect(200);
+    expect(cookiesSet(page).gw_csrf).toMatch(/^gw_csrf=[A-Za-z0-9_-]{43}; Path=\/dashboard; HttpOnly; SameSite=Lax$/);
+    const token = csrfOf(page.text);
+    const before = await sessionRows(t);
+
+    // The token without its cookie (a forged cross-site post), and another browser's token with this cookie.
+    await t.http.post('/dashboard/login').type('form').send({ _csrf: token, email, password: PASSWORD }).expect(403);
+    const otherToken = csrfOf((await browserOf(t).get('/dashboard/login').expect(200)).text);
+    expect(otherToken).not.toBe(token);
+    await visitor.post('/dashboard/login').type('form').send({ _csrf: otherToken, email, password: PASSWORD }).expect(403);
+    expect(await sessionRows(t)).toBe(before);
+
+    await visitor.post('/dashboard/login').type('form').send({ _csrf: token, email, password: 'nao-e-a-senha' }).expect(401);
+    expect(await sessionRows(t)).toBe(before);
+    const signedInAnswer = await visitor.post('/dashboard/login').type('form').send({ _csrf: token, email, password: PASSWORD }).expect(303).expect('Location', '/dashboard');
+    expect(cookiesSet(signedInAnswer).gw_dashboard).toMatch(/^gw_dashboard=.*; Path=\/dashboard; Expires=.*; HttpOnly; SameSite=Lax$/);
+    expect(await sessionRows(t)).toBe(before + 1);
+
+    // Signed in, the forms carry the session's token: the sign-in cookie's token no longer opens them.
+    const overview = await visitor.get('/dashboard').expect(200);
+    expect(csrfOf(overview.text)).not.toBe(token);
+    await visitor.post('/dashboard/logout').type('form').send({ _csrf: token }).expect(403);
+    await visitor.post('/dashboard/logout').type('form').send({ _csrf: csrfOf(overview.text) }).expect(303);
+    expect(await sessionRows(t)).toBe(before);
+  });
+
+  it('marks the sign-in cookie and the session cookie Secure when the request came over HTTPS (through the trusted proxy)', async () => {
+    const seller = await createSeller(t);
+    const overHttps = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` };
+    const path = new URL((seller.body.invitation as { url: string }).url).pathname;
+    const form = await t.http.get(path).set(overHttps).expect(200);
+    expect(cookiesSet(form).gw_csrf).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
+    const cookie = cookiesSet(form).gw_csrf.split(';')[0];
+    const accepted = await t.http
+      .post(path)
+      .set({ ...overHttps, Cookie: cookie })
+      .type('form')
+      .send({ _csrf: csrfOf(form.text), password: PASSWORD, passwordConfirmation: PASSWORD })
+      .expect(303);
+    expect(cookiesSet(accepted).gw_dashboard).toMatch(/^gw_dashboard=.*; Path=\/dashboard; Expires=.*; HttpOnly; Secure; SameSite=Lax$/);
+  });
+});
