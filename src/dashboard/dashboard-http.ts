@@ -47,7 +47,7 @@ export function configureDashboard(app: NestExpressApplication): void {
 
   app.use(
     DASHBOARD_PREFIX,
-    setContentSecurityPolicy,
+    setPageHeaders,
     urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
     refuseMalformedForms,
     session({
@@ -72,12 +72,17 @@ export function configureDashboard(app: NestExpressApplication): void {
   });
 }
 
-/** The dashboard's pages load nothing but their own files: no inline script, no third party, no framing. */
-function setContentSecurityPolicy(_request: Request, response: Response, next: NextFunction): void {
+/**
+ * The headers of every dashboard page (the assets are served before, with their own): they load nothing
+ * but their own files (no inline script, no third party, no framing), and no browser or shared cache
+ * keeps them, since they show a seller's money, customers and keys, and carry CSRF tokens.
+ */
+function setPageHeaders(_request: Request, response: Response, next: NextFunction): void {
   response.setHeader(
     'Content-Security-Policy',
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
   );
+  response.setHeader('Cache-Control', 'no-store');
   next();
 }
 

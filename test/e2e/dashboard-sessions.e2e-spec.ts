@@ -122,3 +122,23 @@ describe('Dashboard sessions', () => {
     expect(cookiesSet(accepted).gw_dashboard).toMatch(/^gw_dashboard=.*; Path=\/dashboard; Expires=.*; HttpOnly; Secure; SameSite=Lax$/);
   });
 });
+
+/** Smaller points of issue 19 (point 7) about signed-in pages. */
+describe('Signed-in dashboard pages', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ TRUST_PROXY: 'loopback' });
+  });
+  afterAll(() => t.close());
+
+  it('are never stored by a browser or a shared cache: Cache-Control: no-store on every page', async () => {
+    const { browser } = await signedIn(t);
+    for (const path of ['/dashboard', '/dashboard/sales', '/dashboard/subscriptions', '/dashboard/withdrawals', '/dashboard/withdrawals/new', '/dashboard/integrations/keys', '/dashboard/integrations/webhooks', '/dashboard/account/password']) {
+      const page = await browser.get(path).expect(200);
+      expect([path, page.headers['cache-control']]).toEqual([path, 'no-store']);
+    }
+    const missing = await browser.get('/dashboard/sales/999999999').expect(404);
+    expect(missing.headers['cache-control']).toBe('no-store');
+  });
+});

@@ -43,8 +43,8 @@ export class DashboardIntegrationsController {
   @Post('keys')
   async generate(@CurrentUser() user: DashboardUser, @Res() response: Response): Promise<void> {
     const created = await this.sellers.issueKeyPair(user.sellerId);
-    // The private key is in this answer only: it is not stored anywhere but as its hash.
-    response.setHeader('Cache-Control', 'no-store');
+    // The private key is in this answer only: it is not stored anywhere but as its hash (and, like every
+    // dashboard page, the answer is sent with Cache-Control: no-store).
     response.status(201).render('keys', { pairs: await this.apiKeys.pairsOf(user.sellerId), created, notice: null });
   }
 
@@ -97,7 +97,6 @@ export class DashboardIntegrationsController {
   @Post('postback-secret')
   async rotateSecret(@CurrentUser() user: DashboardUser, @Res() response: Response): Promise<void> {
     const postbackSecret = await this.sellers.rotatePostbackSecret(user.sellerId);
-    response.setHeader('Cache-Control', 'no-store');
     await this.renderWebhooks(response, user, { postbackSecret }, 201);
   }
 
