@@ -30,6 +30,14 @@ export function formErrorsOf(error: unknown, fieldNames: Record<string, string> 
   return { fields: {}, form: error.message };
 }
 
+/**
+ * The notice a page shows after a redirect (`?notice=<key>`), looked up among the page's own notices
+ * only: a Map has no inherited entries, so `constructor` or `__proto__` is no notice (null).
+ */
+export function noticeOf(notices: ReadonlyMap<string, string>, key: unknown): string | null {
+  return typeof key === 'string' ? (notices.get(key) ?? null) : null;
+}
+
 /** A text field of a submitted form ('' when absent or not text). */
 export function formText(request: Request, name: string): string {
   const value = (request.body as Record<string, unknown> | undefined)?.[name];

@@ -141,4 +141,17 @@ describe('Signed-in dashboard pages', () => {
     const missing = await browser.get('/dashboard/sales/999999999').expect(404);
     expect(missing.headers['cache-control']).toBe('no-store');
   });
+
+  it("show only their own notices: ?notice=constructor (or any inherited name) shows none, a known one shows its text", async () => {
+    const { browser } = await signedIn(t);
+    for (const notice of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      for (const path of ['/dashboard/integrations/keys', '/dashboard/integrations/webhooks']) {
+        const page = await browser.get(`${path}?notice=${notice}`).expect(200);
+        expect([path, notice, page.text]).not.toEqual([path, notice, expect.stringMatching(/function|native code|\[object/)]);
+        expect(page.text).not.toContain('role="status"');
+      }
+    }
+    const revoked = await browser.get('/dashboard/integrations/keys?notice=revoked').expect(200);
+    expect(revoked.text).toContain('Par de chaves revogado.');
+  });
 });

@@ -8,16 +8,16 @@ import { CreateWebhookDto } from '../../notifications/dto/webhook.dto';
 import { NotificationsService } from '../../notifications/notifications.service';
 import { SellerService } from '../../seller/seller.service';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
-import { FormErrors, formErrorsOf, formText, NO_ERRORS, validated } from '../forms';
+import { FormErrors, formErrorsOf, formText, NO_ERRORS, noticeOf, validated } from '../forms';
 
 /** Notices shown after a redirect, by key (never a secret: those are shown in the answer that made them). */
-const NOTICES: Record<string, string> = {
-  revoked: 'Par de chaves revogado. Ele responde 401 a partir de agora.',
-  'webhook-added': 'Webhook adicionado.',
-  'webhook-removed': 'Webhook removido.',
-  'webhook-tested': 'Evento de teste enviado. Acompanhe a entrega no registro abaixo.',
-  redelivered: 'Entrega reenviada. Acompanhe no registro abaixo.',
-};
+const NOTICES: ReadonlyMap<string, string> = new Map([
+  ['revoked', 'Par de chaves revogado. Ele responde 401 a partir de agora.'],
+  ['webhook-added', 'Webhook adicionado.'],
+  ['webhook-removed', 'Webhook removido.'],
+  ['webhook-tested', 'Evento de teste enviado. Acompanhe a entrega no registro abaixo.'],
+  ['redelivered', 'Entrega reenviada. Acompanhe no registro abaixo.'],
+]);
 
 /**
  * Integrations: the seller's API key pairs (generate, shown once; revoke) and notifications (withdrawal
@@ -37,7 +37,7 @@ export class DashboardIntegrationsController {
 
   @Get('keys')
   async keys(@CurrentUser() user: DashboardUser, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
-    response.render('keys', { pairs: await this.apiKeys.pairsOf(user.sellerId), created: null, notice: NOTICES[String(notice)] ?? null });
+    response.render('keys', { pairs: await this.apiKeys.pairsOf(user.sellerId), created: null, notice: noticeOf(NOTICES, notice) });
   }
 
   @Post('keys')
@@ -63,7 +63,7 @@ export class DashboardIntegrationsController {
 
   @Get('webhooks')
   async webhooks(@CurrentUser() user: DashboardUser, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
-    await this.renderWebhooks(response, user, { notice: NOTICES[String(notice)] ?? null });
+    await this.renderWebhooks(response, user, { notice: noticeOf(NOTICES, notice) });
   }
 
   @Post('webhooks')
