@@ -155,3 +155,34 @@ describe('Signed-in dashboard pages', () => {
     expect(revoked.text).toContain('Par de chaves revogado.');
   });
 });
+
+/** A transient database error while the guard reads the seller is a 503 page, not a sign-out (issue 19, point 7). */
+describe('The dashboard guard when the database is busy', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ TRUST_PROXY: 'loopback', DB_POOL_SIZE: '1', DB_POOL_ACQUIRE_TIMEOUT_MS: '300' });
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 with Retry-After and keeps the session, which works again once a connection is free', async () => {
+    const { seller, browser } = await signedIn(t);
+    const sessionsOf = async () =>
+      (await t.db.query(`SELECT count(*)::int AS n FROM dashboard_sessions WHERE sess->>'sellerId' = $1`, [String(seller.id)]))[0].n as number;
+    expect(await sessionsOf()).toBe(1);
+    const holder = t.db.createQueryRunner();
+    await holder.connect(); // the pool's only connection
+    let busy;
+    try {
+      busy = await browser.get('/dashboard/sales');
+    } finally {
+      await holder.release();
+    }
+    expect(busy.status).toBe(503);
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(busy.text).toContain('Algo deu errado');
+    expect(await sessionsOf()).toBe(1);
+    const again = await browser.get('/dashboard/sales').expect(200);
+    expect(again.text).toContain('Vendas');
+  });
+});
