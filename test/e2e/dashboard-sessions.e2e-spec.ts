@@ -1,47 +1,11 @@
-import { randomInt } from 'node:crypto';
-import request from 'supertest';
-import TestAgent from 'supertest/lib/agent';
-import { createSeller, TestSeller } from './setup/factories';
+import { browserOf, cookiesSet, csrfOf, FORM_PASSWORD, newAddress, signedIn } from './setup/dashboard-forms';
+import { createSeller } from './setup/factories';
 import { startApp, TestApp } from './setup/test-app';
 
-const PASSWORD = 'senha-forte-123';
-
-/** The CSRF token of the first form of an HTML page. */
-function csrfOf(html: string): string {
-  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
-  if (!token) throw new Error(`no CSRF token in the page: ${html.slice(0, 300)}`);
-  return token;
-}
-
-/** The cookies an answer sets, by name (value and attributes as sent). */
-function cookiesSet(response: { headers: Record<string, unknown> }): Record<string, string> {
-  const raw = response.headers['set-cookie'];
-  const lines = Array.isArray(raw) ? (raw as string[]) : typeof raw === 'string' ? [raw] : [];
-  return Object.fromEntries(lines.map((line) => [line.split('=')[0], line]));
-}
-
-/** A browser of its own (cookies kept), from an address of its own (the sign-in limit counts per address). */
-function browserOf(t: TestApp): TestAgent {
-  return request.agent(t.app.getHttpServer()).set('X-Forwarded-For', `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`);
-}
+const PASSWORD = FORM_PASSWORD;
 
 async function sessionRows(t: TestApp): Promise<number> {
   return (await t.db.query(`SELECT count(*)::int AS n FROM dashboard_sessions`))[0].n as number;
-}
-
-/** A new seller whose user set its password through the invitation form, signed in on the returned browser. */
-async function signedIn(t: TestApp): Promise<{ seller: TestSeller; browser: TestAgent }> {
-  const seller = await createSeller(t);
-  const browser = browserOf(t);
-  const path = new URL((seller.body.invitation as { url: string }).url).pathname;
-  const form = await browser.get(path).expect(200);
-  await browser
-    .post(path)
-    .type('form')
-    .send({ _csrf: csrfOf(form.text), password: PASSWORD, passwordConfirmation: PASSWORD })
-    .expect(303)
-    .expect('Location', '/dashboard');
-  return { seller, browser };
 }
 
 /**
@@ -108,7 +72,7 @@ describe('Dashboard sessions', () => {
 
   it('marks the sign-in cookie and the session cookie Secure when the request came over HTTPS (through the trusted proxy)', async () => {
     const seller = await createSeller(t);
-    const overHttps = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` };
+    const overHttps = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': newAddress() };
     const path = new URL((seller.body.invitation as { url: string }).url).pathname;
     const form = await t.http.get(path).set(overHttps).expect(200);
     expect(cookiesSet(form).gw_csrf).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
