@@ -120,6 +120,10 @@ export class AppConfig {
       windowSeconds: this.env.LOGIN_ATTEMPTS_WINDOW_SECONDS,
     };
   }
+  /** How far a seller can fan notifications out: webhooks held, and test events and redeliveries asked for per hour. */
+  get notificationLimits(): { webhooksPerSeller: number; manualSendsPerHour: number } {
+    return { webhooksPerSeller: this.env.WEBHOOKS_PER_SELLER_MAX, manualSendsPerHour: this.env.MANUAL_SENDS_PER_HOUR };
+  }
   /** Seconds a verified key pair stays cached; 0 turns the cache off. */
   get apiKeyCacheSeconds(): number {
     return this.env.API_KEY_CACHE_SECONDS;

@@ -248,6 +248,20 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'LOGIN_ATTEMPTS_WINDOW_SECONDS must be a whole number of seconds, 10 to 86400' })
   LOGIN_ATTEMPTS_WINDOW_SECONDS = 900;
 
+  /** Withdrawal webhooks a seller may hold: each withdrawal event goes to every one of them. */
+  @Transform(toInteger)
+  @IsInt({ message: 'WEBHOOKS_PER_SELLER_MAX must be a whole number, 1 to 100' })
+  @Min(1, { message: 'WEBHOOKS_PER_SELLER_MAX must be a whole number, 1 to 100' })
+  @Max(100, { message: 'WEBHOOKS_PER_SELLER_MAX must be a whole number, 1 to 100' })
+  WEBHOOKS_PER_SELLER_MAX = 10;
+
+  /** Test events and redeliveries a seller may ask for from the dashboard per hour (the operator is not limited). */
+  @Transform(toInteger)
+  @IsInt({ message: 'MANUAL_SENDS_PER_HOUR must be a whole number, 1 to 10000' })
+  @Min(1, { message: 'MANUAL_SENDS_PER_HOUR must be a whole number, 1 to 10000' })
+  @Max(10_000, { message: 'MANUAL_SENDS_PER_HOUR must be a whole number, 1 to 10000' })
+  MANUAL_SENDS_PER_HOUR = 20;
+
   @Transform(emptyToUndefined)
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
