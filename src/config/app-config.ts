@@ -10,6 +10,10 @@ const DEVELOPMENT_SESSION_SECRET = 'development-session-secret-do-not-use-in-pro
 export class AppConfig {
   constructor(private readonly env: EnvironmentVariables) {}
 
+  /** NODE_ENV=production: stricter configuration and a narrower public API reference. */
+  get isProduction(): boolean {
+    return this.env.NODE_ENV === 'production';
+  }
   get port(): number {
     return this.env.PORT;
   }
