@@ -44,12 +44,15 @@ export class LoginLimiter {
   async recordFailure(email: string, address: string): Promise<void> {
     const window = this.config.loginLimits.windowSeconds;
     try {
+      // SET ... EX ... NX starts a key's window only when it is new, and INCR keeps its expiry: no
+      // EXPIRE ... NX, which Redis refuses before 7.0 (the whole MULTI was aborted, and nothing counted).
       const multi = this.redis.multi();
       for (const key of [this.accountKey(email), this.addressKey(address)]) {
+        multi.set(key, 0, 'EX', window, 'NX');
         multi.incr(key);
-        multi.expire(key, window, 'NX');
       }
-      await multi.exec();
+      const results = await multi.exec();
+      for (const [error] of results ?? []) if (error) throw error;
     } catch (error) {
       this.warn(error);
     }

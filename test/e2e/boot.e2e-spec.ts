@@ -1,5 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { describeDatabaseUrl } from '../../src/database/database-url';
@@ -138,4 +139,25 @@ describe('Booting the service and the operator CLI', () => {
     expect(failure?.code).toBe(1);
     expect(failure?.stderr.trim()).toBe('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
   });
+
+  it('refuses to boot on a Redis older than its minimum (2.8.18), with a one-line reason', async () => {
+    // A stand-in that answers every command as Redis 2.6 answers INFO: all the boot asks of it.
+    const info = '# Server\r\nredis_version:2.6.17\r\nloading:0\r\n';
+    const old = createServer((socket) => socket.on('data', () => socket.write(`$${Buffer.byteLength(info)}\r\n${info}\r\n`)));
+    old.listen(0, '127.0.0.1');
+    await once(old, 'listening');
+    try {
+      const failure = await run(process.execPath, [...TS_NODE, 'src/main.ts'], {
+        env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${(old.address() as AddressInfo).port}`, DATABASE_URL: databaseUrl, PORT: String(await freePort()) },
+        timeout: 30_000,
+      }).then(
+        () => null,
+        (error: { code: number | null; stderr: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr.trim()).toBe('Redis 2.6.17 answers at REDIS_URL: the service needs Redis 2.8.18 or later');
+    } finally {
+      old.close();
+    }
+  }, 45_000);
 });
