@@ -23,6 +23,12 @@ async function bootstrap(): Promise<void> {
   if (redisVersion === null) {
     app.get(Logger).warn(`Redis does not answer at boot: its version (${MINIMUM_REDIS_VERSION} or later needed) was not checked.`);
   }
+  if (config.isProduction && config.trustProxy === false) {
+    app.get(Logger).warn(
+      'TRUST_PROXY is false in production: behind a reverse proxy that terminates TLS, the dashboard\'s session cookie is not marked Secure ' +
+        "and every client is counted as the proxy's address. Set TRUST_PROXY to the proxy's hop count or addresses (README, Configuration).",
+    );
+  }
   if (config.usesDevelopmentEncryptionKey) {
     app.get(Logger).warn('ENCRYPTION_KEY is unset: stored secrets use the development key. Set it in production.');
   }

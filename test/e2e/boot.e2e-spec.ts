@@ -160,4 +160,23 @@ describe('Booting the service and the operator CLI', () => {
       old.close();
     }
   }, 45_000);
+
+  it('warns at boot in production while TRUST_PROXY is false: behind a TLS proxy the session cookie would not be Secure', async () => {
+    const port = await freePort();
+    const production = spawn(process.execPath, [...TS_NODE, 'src/main.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', ENCRYPTION_KEY: 'ab'.repeat(32), SESSION_SECRET: 's'.repeat(40), TRUST_PROXY: undefined, PORT: String(port), DATABASE_URL: databaseUrl, LOG_FILE: undefined, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let logged = '';
+    production.stdout?.on('data', (chunk) => (logged += chunk));
+    production.stderr?.on('data', (chunk) => (logged += chunk));
+    try {
+      await waitForHealth(`http://127.0.0.1:${port}`, production, () => logged);
+      const warnings = logged.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+      expect(warnings.map((line) => line.msg)).toContainEqual(expect.stringMatching(/^TRUST_PROXY is false in production: .*session cookie is not marked Secure/));
+    } finally {
+      production.kill('SIGTERM');
+      await once(production, 'exit');
+    }
+  }, 60_000);
 });
