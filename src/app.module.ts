@@ -15,6 +15,7 @@ import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
+import { DocsModule } from './docs/docs.module';
 import { describeDatabaseUrl } from './database/database-url';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
@@ -68,6 +69,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     SandboxModule,
     DashboardModule,
     MetricsModule,
+    DocsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: ClientThrottlerGuard }],
 })

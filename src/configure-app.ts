@@ -15,6 +15,7 @@ import { HEADER_LIMIT_BYTES, HEADER_PARSER_LIMIT_BYTES } from './common/middlewa
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
+import { ApiDocumentStore, publicDocument } from './docs/api-documents';
 import { DomainError } from './domain/domain-error';
 import { mountRequestLog } from './logging/logging.module';
 import { MetricsService } from './metrics/metrics.service';
@@ -109,6 +110,11 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Admin-Token', description: 'Operator token (ADMIN_TOKEN)' }, ADMIN_TOKEN_SCHEME)
       .build(),
   );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  // The public reference lists the operator API and the sandbox only outside production and while they
+  // are on; in production the operator reads the whole document at /admin/docs-json, with the token.
+  const config = app.get(AppConfig);
+  app.get(ApiDocumentStore).set(document);
+  const reach = { operator: !config.isProduction && config.adminToken !== null, sandbox: !config.isProduction && config.isSandbox };
+  SwaggerModule.setup('docs', app, publicDocument(document, reach), { jsonDocumentUrl: 'docs-json' });
   return app;
 }

@@ -10,6 +10,10 @@ const DEVELOPMENT_SESSION_SECRET = 'development-session-secret-do-not-use-in-pro
 export class AppConfig {
   constructor(private readonly env: EnvironmentVariables) {}
 
+  /** NODE_ENV=production: stricter configuration and a narrower public API reference. */
+  get isProduction(): boolean {
+    return this.env.NODE_ENV === 'production';
+  }
   get port(): number {
     return this.env.PORT;
   }
@@ -119,6 +123,10 @@ export class AppConfig {
       perAddress: this.env.LOGIN_MAX_ATTEMPTS_PER_ADDRESS,
       windowSeconds: this.env.LOGIN_ATTEMPTS_WINDOW_SECONDS,
     };
+  }
+  /** How far a seller can fan notifications out: webhooks held, and test events and redeliveries asked for per hour. */
+  get notificationLimits(): { webhooksPerSeller: number; manualSendsPerHour: number } {
+    return { webhooksPerSeller: this.env.WEBHOOKS_PER_SELLER_MAX, manualSendsPerHour: this.env.MANUAL_SENDS_PER_HOUR };
   }
   /** Seconds a verified key pair stays cached; 0 turns the cache off. */
   get apiKeyCacheSeconds(): number {

@@ -248,6 +248,26 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'LOGIN_ATTEMPTS_WINDOW_SECONDS must be a whole number of seconds, 10 to 86400' })
   LOGIN_ATTEMPTS_WINDOW_SECONDS = 900;
 
+  /** Withdrawal webhooks a seller may hold: each withdrawal event goes to every one of them. */
+  @Transform(toInteger)
+  @IsInt({ message: 'WEBHOOKS_PER_SELLER_MAX must be a whole number, 1 to 100' })
+  @Min(1, { message: 'WEBHOOKS_PER_SELLER_MAX must be a whole number, 1 to 100' })
+  @Max(100, { message: 'WEBHOOKS_PER_SELLER_MAX must be a whole number, 1 to 100' })
+  WEBHOOKS_PER_SELLER_MAX = 10;
+
+  /** Test events and redeliveries a seller may ask for from the dashboard per hour (the operator is not limited). */
+  @Transform(toInteger)
+  @IsInt({ message: 'MANUAL_SENDS_PER_HOUR must be a whole number, 1 to 10000' })
+  @Min(1, { message: 'MANUAL_SENDS_PER_HOUR must be a whole number, 1 to 10000' })
+  @Max(10_000, { message: 'MANUAL_SENDS_PER_HOUR must be a whole number, 1 to 10000' })
+  MANUAL_SENDS_PER_HOUR = 20;
+
+  /** `production` requires ENCRYPTION_KEY and SESSION_SECRET and keeps the operator and sandbox routes out of /docs. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  NODE_ENV?: string;
+
   @Transform(emptyToUndefined)
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -267,7 +287,7 @@ export class InvalidEnvironmentError extends Error {}
 export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
   const known = Object.keys(new EnvironmentVariables());
   const relevant: Record<string, unknown> = {};
-  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS', 'SESSION_SECRET', 'DASHBOARD_BASE_URL']) {
+  for (const key of [...known, 'ADMIN_TOKEN', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS', 'SESSION_SECRET', 'DASHBOARD_BASE_URL', 'NODE_ENV']) {
     if (raw[key] !== undefined) relevant[key] = raw[key];
   }
   const env = plainToInstance(EnvironmentVariables, relevant, { exposeDefaultValues: true });
@@ -277,11 +297,11 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     const message = Object.values(first.constraints ?? {})[0] ?? `${first.property} is invalid`;
     throw new InvalidEnvironmentError(`Invalid configuration: ${message}`);
   }
-  if (raw.NODE_ENV === 'production' && !env.ENCRYPTION_KEY) {
+  if (env.NODE_ENV === 'production' && !env.ENCRYPTION_KEY) {
     // The development key is in the repository: stored secrets would be readable by anyone with it.
     throw new InvalidEnvironmentError('Invalid configuration: ENCRYPTION_KEY is required when NODE_ENV=production (64 hexadecimal characters)');
   }
-  if (raw.NODE_ENV === 'production' && !env.SESSION_SECRET) {
+  if (env.NODE_ENV === 'production' && !env.SESSION_SECRET) {
     // The development secret is in the repository: anyone could forge a dashboard session cookie with it.
     throw new InvalidEnvironmentError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
   }

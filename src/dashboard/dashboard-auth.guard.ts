@@ -26,7 +26,12 @@ export class DashboardAuthGuard implements CanActivate {
     const response = context.switchToHttp().getResponse<Response>();
     const { userId, sellerId } = request.session ?? {};
     if (!userId || !sellerId) throw new DomainError('UNAUTHORIZED', 'Entre para continuar.');
-    const seller = await this.sellers.identity(sellerId).catch(() => null);
+    // Only a seller that is gone or blocked ends the session. Any other failure (the database busy for a
+    // moment) goes to the filter, a 503 page with Retry-After, and the session stays.
+    const seller = await this.sellers.identity(sellerId).catch((error: unknown) => {
+      if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
+      throw error;
+    });
     if (!seller || seller.blocked) {
       await new Promise<void>((resolve) => request.session.destroy(() => resolve()));
       throw new DomainError('UNAUTHORIZED', 'Esta conta está bloqueada.');

@@ -3,6 +3,7 @@ import { validate } from 'class-validator';
 import { Request } from 'express';
 import { collectFieldErrors } from '../common/pipes/validation.pipe';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
+import { newCsrfToken } from './dashboard-http';
 
 /** What a form page shows after a refused submission: a message per field, and one for the form. */
 export interface FormErrors {
@@ -29,17 +30,29 @@ export function formErrorsOf(error: unknown, fieldNames: Record<string, string> 
   return { fields: {}, form: error.message };
 }
 
+/**
+ * The notice a page shows after a redirect (`?notice=<key>`), looked up among the page's own notices
+ * only: a Map has no inherited entries, so `constructor` or `__proto__` is no notice (null).
+ */
+export function noticeOf(notices: ReadonlyMap<string, string>, key: unknown): string | null {
+  return typeof key === 'string' ? (notices.get(key) ?? null) : null;
+}
+
 /** A text field of a submitted form ('' when absent or not text). */
 export function formText(request: Request, name: string): string {
   const value = (request.body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value : '';
 }
 
-/** Starts a fresh session (a new id, against fixation) for this user; the old one is gone. */
+/**
+ * Starts a fresh session (a new id, against fixation) for this user, with its own CSRF token; the old
+ * one is gone. The only place a dashboard session is written: nothing is stored before sign-in.
+ */
 export async function startSession(request: Request, userId: number, sellerId: number): Promise<void> {
   await new Promise<void>((resolve, reject) => request.session.regenerate((error) => (error ? reject(error as Error) : resolve())));
   request.session.userId = userId;
   request.session.sellerId = sellerId;
+  request.session.csrfToken = newCsrfToken();
   await new Promise<void>((resolve, reject) => request.session.save((error) => (error ? reject(error as Error) : resolve())));
 }
 

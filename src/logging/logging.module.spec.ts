@@ -29,10 +29,13 @@ describe('the logged URL', () => {
     expect(maskUrlForLog('/api/seller?token=%2573k_Zk3v9Qm1AbCdEfGhIjKlMn', mask)).toBe('/api/seller?token=[redacted]');
   });
 
-  it('masks a card number written in groups (spaces, dashes, plus signs), and keeps dates and short groups', () => {
+  it('masks a card number written in groups (spaces, dashes, plus signs, dots, underscores), and keeps dates, versions and short groups', () => {
     expect(maskUrlForLog('/dashboard/sales?search=5555%205555%205555%204444&page=2', mask)).toBe('/dashboard/sales?search=[redacted]&page=2');
     expect(maskUrlForLog('/dashboard/sales?search=5555-5555-5555-4444', mask)).toBe('/dashboard/sales?search=[redacted]');
     expect(maskUrlForLog('/dashboard/sales?search=5555+5555+5555+4444', mask)).toBe('/dashboard/sales?search=[redacted]');
+    expect(maskUrlForLog('/dashboard/sales?search=5555.5555.5555.4444', mask)).toBe('/dashboard/sales?search=[redacted]');
+    expect(maskUrlForLog('/api/transactions/5555_5555_5555_4444', mask)).toBe('/api/transactions/[redacted]');
+    expect(maskUrlForLog('/api/transactions/5555.5555-5555_4444?v=1.2.3', mask)).toBe('/api/transactions/[redacted]?v=1.2.3');
     expect(maskUrlForLog('/dashboard/sales?startDate=2026-11-23&endDate=2026-11-30&search=11 98765-4321', mask)).toBe(
       '/dashboard/sales?startDate=2026-11-23&endDate=2026-11-30&search=11 98765-4321',
     );

@@ -12,9 +12,12 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRET_SHAPE = /(sk|whsec)_[A-Za-z0-9_-]{8,}/g;
 /** Runs of digits as long as a card number: masked when they pass the Luhn check. */
 const DIGIT_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
-/** Groups of digits joined by single spaces, dashes or plus signs (a URL's space): a card number as people write it. */
-const GROUPED_DIGITS = /\d+(?:[ +-]\d+)+/g;
-const GROUP_SEPARATOR = /[ +-]/;
+/**
+ * Groups of digits joined by single spaces, dashes, plus signs (a URL's space), dots or underscores: a
+ * card number as people write it (or as a form or a client joins it).
+ */
+const GROUPED_DIGITS = /\d+(?:[ +._-]\d+)+/g;
+const GROUP_SEPARATOR = /[ +._-]/;
 const REDACTED = '[redacted]';
 /** Invitation tokens travel in the dashboard link's path. */
 const INVITATION_PATH = /(\/dashboard\/invitation\/)[^/?#\s"]+/gi;
@@ -45,7 +48,7 @@ export function logMask(literals: Array<string | null | undefined>): LogMask {
  */
 function maskGroupedCard(run: string): string {
   const groups = run.split(GROUP_SEPARATOR);
-  const separators = run.match(/[ +-]/g) as string[];
+  const separators = run.match(new RegExp(GROUP_SEPARATOR, 'g')) as string[];
   const masked = groups.map(() => false);
   for (let first = 0; first < groups.length; first += 1) {
     let digits = '';

@@ -18,9 +18,9 @@ export class NotificationsController {
   ) {}
 
   @Post('webhooks')
-  @ApiOperation({ summary: 'Add a withdrawal webhook to a seller' })
+  @ApiOperation({ summary: 'Add a withdrawal webhook to a seller (at most WEBHOOKS_PER_SELLER_MAX; 409 past it)' })
   @ApiCreatedResponse({ type: WebhookResponse })
-  @ApiErrorResponses('account', ['VALIDATION_ERROR', 'INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  @ApiErrorResponses('account', ['VALIDATION_ERROR', 'INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT'])
   addWebhook(@Param('sellerId', IdParamPipe) sellerId: number, @Body() body: CreateWebhookDto): Promise<WebhookResponse> {
     return this.notifications.addWithdrawalWebhook(sellerId, body.url);
   }
@@ -56,7 +56,7 @@ export class NotificationsController {
   @ApiAcceptedResponse({ description: 'Queued' })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
   async redeliver(@Param('sellerId', IdParamPipe) sellerId: number, @Param('deliveryId', IdParamPipe) deliveryId: number): Promise<void> {
-    await this.notifications.redeliver(sellerId, deliveryId);
+    await this.notifications.redeliver(sellerId, deliveryId, 'operator');
   }
 
   @Post('postback-secret')

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SellerModule } from '../seller/seller.module';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
+import { ManualSendsLimiter } from './manual-sends.limiter';
 import { OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
 import { NotificationsController } from './notifications.controller';
@@ -19,7 +20,7 @@ import { NotificationsService } from './notifications.service';
     SellerModule,
   ],
   controllers: [NotificationsController],
-  providers: [NotificationsService, NotificationsRepository, NotificationsRelay, NotificationsProcessor, NotificationsScheduler],
+  providers: [NotificationsService, NotificationsRepository, ManualSendsLimiter, NotificationsRelay, NotificationsProcessor, NotificationsScheduler],
   // The queue is exported for the operator's metrics (its depth).
   exports: [NotificationsService, BullModule],
 })

@@ -20,9 +20,22 @@ export class NotificationsRepository {
     return this.dataSource.getRepository(WithdrawalWebhookEntity);
   }
 
-  async insertWebhook(sellerId: number, url: string): Promise<WithdrawalWebhookEntity> {
-    const { identifiers } = await this.webhooks.insert({ sellerId, url, type: 'WITHDRAWAL' });
-    return this.webhooks.findOneByOrFail({ id: identifiers[0].id as number });
+  /**
+   * Makes concurrent adds of one seller's webhooks take turns until the caller's transaction ends (a
+   * transaction-level advisory lock), so that a count read after it stays true until the insert.
+   */
+  async lockWebhooksOf(sellerId: number, manager: EntityManager): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('withdrawal-webhooks'), $1)`, [sellerId]);
+  }
+
+  async countWebhooks(sellerId: number, manager: EntityManager): Promise<number> {
+    return manager.getRepository(WithdrawalWebhookEntity).countBy({ sellerId });
+  }
+
+  async insertWebhook(sellerId: number, url: string, manager: EntityManager): Promise<WithdrawalWebhookEntity> {
+    const webhooks = manager.getRepository(WithdrawalWebhookEntity);
+    const { identifiers } = await webhooks.insert({ sellerId, url, type: 'WITHDRAWAL' });
+    return webhooks.findOneByOrFail({ id: identifiers[0].id as number });
   }
 
   webhooksOf(sellerId: number): Promise<WithdrawalWebhookEntity[]> {

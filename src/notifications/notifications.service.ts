@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { signatureHeader } from '../domain/postback-signature';
@@ -10,6 +11,7 @@ import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
 import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
 import { postJson, SendResult } from './http-sender';
+import { ManualSendsLimiter } from './manual-sends.limiter';
 import { NotificationsRepository } from './notifications.repository';
 import { resolveNotificationUrl, UrlRefusedError } from './url-safety';
 
@@ -65,6 +67,8 @@ export class NotificationsService {
     private readonly notifications: NotificationsRepository,
     private readonly sellers: SellerService,
     private readonly config: AppConfig,
+    private readonly manualSends: ManualSendsLimiter,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   /** The outbox's undelivered events and the age of the oldest (the operator's outbox lag). */
@@ -223,26 +227,41 @@ export class NotificationsService {
     }));
   }
 
-  /** Sends a delivery again (failed or not), with a fresh retry schedule. */
-  async redeliver(sellerId: number, deliveryId: number): Promise<void> {
+  /**
+   * Sends a delivery again (failed or not), with a fresh retry schedule. Asked by the seller (the
+   * dashboard), it counts in MANUAL_SENDS_PER_HOUR; the operator is not limited.
+   */
+  async redeliver(sellerId: number, deliveryId: number, askedBy: 'seller' | 'operator'): Promise<void> {
     const event = await this.notifications.findEvent(String(deliveryId));
     if (!event || event.sellerId !== sellerId) throw new DomainError('NOT_FOUND', `Seller ${sellerId} has no delivery ${deliveryId}`);
+    if (askedBy === 'seller') await this.manualSends.take(sellerId);
     await this.notifications.requeue(event.id);
   }
 
+  /** Adds a withdrawal webhook, up to WEBHOOKS_PER_SELLER_MAX per seller (409 CONFLICT past it, however many adds arrive at once). */
   async addWithdrawalWebhook(sellerId: number, url: string): Promise<WebhookView> {
     await this.sellers.assertExists(sellerId);
     await this.assertPostbackUrl(url, 'url');
-    return toWebhookView(await this.notifications.insertWebhook(sellerId, url));
+    const max = this.config.notificationLimits.webhooksPerSeller;
+    const webhook = await this.dataSource.transaction(async (manager) => {
+      await this.notifications.lockWebhooksOf(sellerId, manager);
+      if ((await this.notifications.countWebhooks(sellerId, manager)) >= max) {
+        throw new DomainError('CONFLICT', `A seller can have at most ${max} withdrawal webhooks; remove one first`);
+      }
+      return this.notifications.insertWebhook(sellerId, url, manager);
+    });
+    return toWebhookView(webhook);
   }
 
   /**
    * Sends a test event to one of the seller's withdrawal webhooks, through the outbox like any other
    * delivery (tries, retries, log): the spec 6.2 body of a fictitious withdrawal (id 0) with `test: true`.
+   * The seller asks for it: it counts in MANUAL_SENDS_PER_HOUR.
    */
   async sendTestWebhook(sellerId: number, webhookId: number): Promise<void> {
     const webhook = (await this.notifications.webhooksOf(sellerId)).find((candidate) => candidate.id === webhookId);
     if (!webhook) throw new DomainError('NOT_FOUND', `Seller ${sellerId} has no webhook ${webhookId}`);
+    await this.manualSends.take(sellerId);
     const { user } = await this.sellers.withdrawalProfile(sellerId);
     const now = new Date().toISOString();
     await this.notifications.insertEvent({

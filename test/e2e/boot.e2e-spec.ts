@@ -1,5 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { AddressInfo, createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { describeDatabaseUrl } from '../../src/database/database-url';
@@ -138,4 +139,44 @@ describe('Booting the service and the operator CLI', () => {
     expect(failure?.code).toBe(1);
     expect(failure?.stderr.trim()).toBe('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
   });
+
+  it('refuses to boot on a Redis older than its minimum (2.8.18), with a one-line reason', async () => {
+    // A stand-in that answers every command as Redis 2.6 answers INFO: all the boot asks of it.
+    const info = '# Server\r\nredis_version:2.6.17\r\nloading:0\r\n';
+    const old = createServer((socket) => socket.on('data', () => socket.write(`$${Buffer.byteLength(info)}\r\n${info}\r\n`)));
+    old.listen(0, '127.0.0.1');
+    await once(old, 'listening');
+    try {
+      const failure = await run(process.execPath, [...TS_NODE, 'src/main.ts'], {
+        env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${(old.address() as AddressInfo).port}`, DATABASE_URL: databaseUrl, PORT: String(await freePort()) },
+        timeout: 30_000,
+      }).then(
+        () => null,
+        (error: { code: number | null; stderr: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr.trim()).toBe('Redis 2.6.17 answers at REDIS_URL: the service needs Redis 2.8.18 or later');
+    } finally {
+      old.close();
+    }
+  }, 45_000);
+
+  it('warns at boot in production while TRUST_PROXY is false: behind a TLS proxy the session cookie would not be Secure', async () => {
+    const port = await freePort();
+    const production = spawn(process.execPath, [...TS_NODE, 'src/main.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', ENCRYPTION_KEY: 'ab'.repeat(32), SESSION_SECRET: 's'.repeat(40), TRUST_PROXY: undefined, PORT: String(port), DATABASE_URL: databaseUrl, LOG_FILE: undefined, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let logged = '';
+    production.stdout?.on('data', (chunk) => (logged += chunk));
+    production.stderr?.on('data', (chunk) => (logged += chunk));
+    try {
+      await waitForHealth(`http://127.0.0.1:${port}`, production, () => logged);
+      const warnings = logged.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+      expect(warnings.map((line) => line.msg)).toContainEqual(expect.stringMatching(/^TRUST_PROXY is false in production: .*session cookie is not marked Secure/));
+    } finally {
+      production.kill('SIGTERM');
+      await once(production, 'exit');
+    }
+  }, 60_000);
 });

@@ -135,7 +135,7 @@ describe('Error shapes by endpoint family (spec §7)', () => {
       const refused = admin.find((response) => response.status === 429);
       expect(Number(refused?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(refused?.body).toEqual({ error: 'RATE_LIMITED', message: expect.any(String) });
-      expect((await limited.http.get('/health')).status).toBe(200); // probes are never limited
+      expect((await limited.http.get('/health')).status).toBe(200); // probes have a budget of their own
     } finally {
       await limited.close();
     }

@@ -106,4 +106,19 @@ describe('Logs carry no secrets and no card data', () => {
       ]),
     );
   }, 60_000);
+
+  it('masks card numbers grouped with dots, underscores or mixed separators in a logged URL', async () => {
+    const grouped = ['4485.2757.4230.8327', '4485_2757_4230_8327', '4485.2757-4230_8327', '4485 2757.4230+8327'];
+    for (const number of grouped) {
+      await fetch(`${service.base}/api/transactions/${encodeURIComponent(number)}`);
+      await fetch(`${service.base}/dashboard/sales?search=${encodeURIComponent(number)}`, { redirect: 'manual' });
+    }
+    const logged = Date.now() + 5_000;
+    const masked = () => service.output().split('\n').filter((line) => line.includes('"url":"/dashboard/sales?search=')).length;
+    while (masked() < grouped.length && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 50));
+    const lines = service.output().split('\n').filter((line) => /"url":"\/(api\/transactions\/|dashboard\/sales\?search=)/.test(line));
+    expect(lines.length).toBe(2 * grouped.length);
+    for (const line of lines) expect(JSON.parse(line).req.url).toMatch(/^\/(api\/transactions\/|dashboard\/sales\?search=)\[redacted\]$/);
+    for (const number of grouped) expect(service.output()).not.toContain(number.slice(0, 9));
+  });
 });

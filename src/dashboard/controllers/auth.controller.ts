@@ -114,7 +114,7 @@ export class DashboardAuthController {
     // below is rendered with the new session's CSRF token.
     await startSession(request, user.userId, user.sellerId);
     await this.sessions.endSessionsOf(user.userId, request.session.id); // signed out everywhere else
-    request.session.csrfToken = response.locals.csrfToken as string;
+    response.locals.csrfToken = request.session.csrfToken;
     response.render('password', { errors: NO_ERRORS, changed: true });
   }
 }

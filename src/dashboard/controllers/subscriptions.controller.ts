@@ -7,16 +7,17 @@ import { SUBSCRIPTION_STATUSES } from '../../domain/subscription-status';
 import { CancelSubscriptionDto, SubscriptionQueryDto } from '../../subscriptions/dto/subscription-query.dto';
 import { SubscriptionsService } from '../../subscriptions/subscriptions.service';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
-import { FormErrors, formErrorsOf, formText, NO_ERRORS, validated } from '../forms';
+import { FormErrors, formErrorsOf, formText, NO_ERRORS, noticeOf, validated } from '../forms';
 
 const FILTER_FIELDS = ['status', 'search', 'startDate', 'endDate'] as const;
 
-const NOTICES: Record<string, string> = {
-  paused: 'Assinatura pausada: nada é cobrado enquanto estiver pausada.',
-  resumed: 'Assinatura retomada.',
-  cancelled: 'Assinatura cancelada.',
-  scheduled: 'Cancelamento agendado para o fim do período atual.',
-};
+/** Notices shown after a redirect, by key. */
+const NOTICES: ReadonlyMap<string, string> = new Map([
+  ['paused', 'Assinatura pausada: nada é cobrado enquanto estiver pausada.'],
+  ['resumed', 'Assinatura retomada.'],
+  ['cancelled', 'Assinatura cancelada.'],
+  ['scheduled', 'Cancelamento agendado para o fim do período atual.'],
+]);
 
 /** The seller's subscriptions: list with metrics, detail, pause, resume and cancel (SubscriptionsService's rules and messages). */
 @ApiExcludeController()
@@ -44,7 +45,7 @@ export class DashboardSubscriptionsController {
 
   @Get(':id')
   async detail(@CurrentUser() user: DashboardUser, @Param('id', IdParamPipe) id: number, @Query('notice') notice: unknown, @Res() response: Response): Promise<void> {
-    await this.renderDetail(response, user, id, NO_ERRORS, NOTICES[String(notice)] ?? null);
+    await this.renderDetail(response, user, id, NO_ERRORS, noticeOf(NOTICES, notice));
   }
 
   @Post(':id/pause')

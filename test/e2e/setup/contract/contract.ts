@@ -95,6 +95,8 @@ const ROUTES: Route[] = [
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/deliveries/${ID}/redeliver$`), ok: { 200: operatorObject, 201: operatorObject }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/postback-secret$`), ok: { 201: S.shape({ postbackSecret: { type: 'string' } }) }, family: S.accountError },
   { method: 'GET', path: /^\/health(\/live)?$/, ok: { 200: health, 503: health }, family: S.accountError },
+  // The whole OpenAPI document, for the operator (outside production the same as /docs-json, which contract.e2e-spec.ts checks).
+  { method: 'GET', path: /^\/admin\/docs-json$/, ok: { 200: S.shape({ openapi: { type: 'string' }, paths: { type: 'object' } }) }, family: S.accountError },
 ];
 
 /** The family of an answer whose route is unknown, by the spec's path prefixes (section 7). */
