@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { signatureHeader } from '../domain/postback-signature';
 import { nextAttemptAt } from '../domain/retry-schedule';
+import { SecretUnreadableError } from '../common/crypto/secrets';
 import { SellerService } from '../seller/seller.service';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
 import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entity';
@@ -152,6 +153,10 @@ export class NotificationsService {
       try {
         secret = await this.sellers.postbackSecret(event.sellerId);
       } catch (error) {
+        // Reading the secret failed for now (a database error: its connection lost, a timeout): the event
+        // stays PENDING and is handed over again. Found by the chaos run, where such a read made three
+        // events FAILED for good.
+        if (!(error instanceof SecretUnreadableError)) throw error;
         // No retry can sign it (the key that sealed the secret is gone): FAILED at once, with the reason,
         // so it never holds back the sale's later events; the operator rotates the secret and redelivers.
         const reason = `cannot sign: the postback secret cannot be decrypted (${(error as Error).message}); rotate it and redeliver`;

@@ -228,6 +228,38 @@ describe('a postback secret that cannot be decrypted (issue 10)', () => {
   });
 });
 
+describe('a postback secret that cannot be read for now (issue 20, found by the chaos run)', () => {
+  it('keeps the delivery PENDING while reading the secret fails, and delivers it signed once the read works again', async () => {
+    const receiver = await Receiver.start();
+    // A delivery job that failed is handed over again once its claim is stale: 2 s here.
+    const t = await startApp({ ...FAST, OUTBOX_STALE_CLAIM_SECONDS: '2' });
+    try {
+      const seller = await createSeller(t);
+      const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
+      // Any failure of the read that is not the secret itself (here the column is gone for a moment; in
+      // the chaos run, a terminated backend) must not fail the delivery for good, as an unreadable secret does.
+      await t.db.query(`ALTER TABLE sellers RENAME COLUMN postback_secret_encrypted TO postback_secret_away`);
+      try {
+        expect((await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        const rows = await t.db.query(`SELECT status FROM outbox_events WHERE seller_id = $1`, [seller.id]);
+        expect(rows).toEqual([{ status: 'PENDING' }]);
+      } finally {
+        await t.db.query(`ALTER TABLE sellers RENAME COLUMN postback_secret_away TO postback_secret_encrypted`);
+      }
+      const paid = (r: { body: Record<string, unknown> }) => r.body.status === 'PAGO';
+      const deadline = Date.now() + 30_000;
+      while (!receiver.received.some(paid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      const delivered = receiver.received.find(paid);
+      const [, timestamp, signature] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(delivered?.headers['x-signature'] as string) ?? [];
+      expect(createHmac('sha256', seller.postbackSecret).update(`${timestamp}.${delivered?.rawBody}`).digest('hex')).toBe(signature);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  }, 60_000);
+});
+
 describe('encryption key rotation (issue 10)', () => {
   const oldKey = 'a'.repeat(64);
   const newKey = 'b'.repeat(64);

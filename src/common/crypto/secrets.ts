@@ -57,17 +57,33 @@ function open(key: Buffer, iv: string, tag: string, data: string): string {
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
 }
 
+/** A sealed secret that no key of the ring opens (or that is not a sealed secret at all): no retry will read it. */
+export class SecretUnreadableError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'SecretUnreadableError';
+  }
+}
+
 /**
  * Opens a sealed secret with the keyring: a v2 ciphertext names its key; a v1 one (before key ids) is
- * tried with each key. Throws when no key of the ring opens it.
+ * tried with each key. Throws SecretUnreadableError when no key of the ring opens it.
  */
 export function decryptSecret(sealed: string, keys: Keyring | Buffer): string {
+  try {
+    return openWithRing(sealed, keys);
+  } catch (error) {
+    throw error instanceof SecretUnreadableError ? error : new SecretUnreadableError((error as Error).message);
+  }
+}
+
+function openWithRing(sealed: string, keys: Keyring | Buffer): string {
   const ring = Buffer.isBuffer(keys) ? { current: keys, previous: [] } : keys;
   const all = [ring.current, ...ring.previous];
   const parts = sealed.split('.');
   if (parts[0] === 'v2' && parts.length === 5) {
     const key = all.find((candidate) => keyId(candidate) === parts[1]);
-    if (!key) throw new Error(`sealed with key ${parts[1]}, which is neither ENCRYPTION_KEY nor in ENCRYPTION_KEYS`);
+    if (!key) throw new SecretUnreadableError(`sealed with key ${parts[1]}, which is neither ENCRYPTION_KEY nor in ENCRYPTION_KEYS`);
     return open(key, parts[2], parts[3], parts[4]);
   }
   if (parts[0] === 'v1' && parts.length === 4) {
@@ -78,9 +94,9 @@ export function decryptSecret(sealed: string, keys: Keyring | Buffer): string {
         // try the next key
       }
     }
-    throw new Error('no key of ENCRYPTION_KEY or ENCRYPTION_KEYS opens it');
+    throw new SecretUnreadableError('no key of ENCRYPTION_KEY or ENCRYPTION_KEYS opens it');
   }
-  throw new Error('Unknown secret format');
+  throw new SecretUnreadableError('Unknown secret format');
 }
 
 /** Whether a sealed secret is sealed with `key` already (re-encryption skips it). */
