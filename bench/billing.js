@@ -1,7 +1,7 @@
 'use strict';
 /**
  * `npm run bench:billing`: N subscriptions due at once, one billing run through the real job code
- * (SubscriptionsService.runBilling(now, null), what the every-minute scheduler calls), for each N of
+ * (BillingService.runBilling(now, null), what the every-minute scheduler calls), for each N of
  * BENCH_BILLING_SIZES (default 10000,100000). Each size runs in its own process on its own fresh
  * database (created and dropped), from the production build. Prints renewals, seconds, renewals per
  * second and peak RSS, and writes bench/billing-results.json.
@@ -25,7 +25,7 @@ async function child(count, databaseUrl) {
   process.env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
   const { prepareDatabase } = require('../dist/src/database/prepare-database');
   const { createApp } = require('../dist/src/configure-app');
-  const { SubscriptionsService } = require('../dist/src/subscriptions/subscriptions.service');
+  const { BillingService } = require('../dist/src/payments/billing.service');
   const { DataSource } = require('typeorm');
   await prepareDatabase(databaseUrl);
   const app = await createApp();
@@ -79,7 +79,7 @@ async function child(count, databaseUrl) {
   }, 100);
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
-  const summary = await app.get(SubscriptionsService).runBilling(now, null);
+  const summary = await app.get(BillingService).runBilling(now, null);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   clearInterval(sampler);
   const cpu = process.cpuUsage(cpuBefore);

@@ -21,6 +21,7 @@ import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
+import { PaymentsModule } from './payments/payments.module';
 import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
 import Redis from 'ioredis';
 import { SandboxModule } from './sandbox/sandbox.module';
@@ -62,6 +63,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     SalesModule,
     TransactionsModule,
     SubscriptionsModule,
+    PaymentsModule,
     CashoutModule,
     NotificationsModule,
     AdminModule,

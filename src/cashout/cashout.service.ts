@@ -113,7 +113,7 @@ export class CashoutService {
       if (balance.availableCents < amountCents) {
         throw new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(balance.availableCents)} is less than ${centsToReaisString(amountCents)}`);
       }
-      await this.ledger.post(manager, { sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents) });
+      await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents) }]);
       const body = toWithdrawal(withdrawal);
       await this.idempotency.attachResource(manager, idempotent, withdrawal.id);
       await this.idempotency.saveResponse(manager, idempotent, 201, body);
@@ -213,7 +213,7 @@ export class CashoutService {
         { amountCents: withdrawal.amountCents, feeCents: withdrawal.feeTotalCents, netAmountCents: withdrawal.netAmountCents },
         withdrawal.status,
       );
-      if (effect) await this.ledger.post(manager, { sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect });
+      if (effect) await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect }]);
       const after = (await this.withdrawals.findById(id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {
         await this.notifications.enqueueWithdrawalWebhooks(manager, sellerId, id, toWithdrawalWebhook(after, profile.user));

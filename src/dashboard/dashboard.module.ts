@@ -6,6 +6,7 @@ import { NotificationsModule } from '../notifications/notifications.module';
 import { SalesModule } from '../sales/sales.module';
 import { SellerModule } from '../seller/seller.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { PaymentsModule } from '../payments/payments.module';
 import { UsersModule } from '../users/users.module';
 import { DashboardAuthController } from './controllers/auth.controller';
 import { DashboardIntegrationsController } from './controllers/integrations.controller';
@@ -24,7 +25,7 @@ import { DashboardSessionStore } from './session-store';
  * through the owning module's service.
  */
 @Module({
-  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule, NotificationsModule, CashoutModule, SubscriptionsModule],
+  imports: [SellerModule, UsersModule, BalanceModule, SalesRevenueModule, SalesModule, NotificationsModule, CashoutModule, SubscriptionsModule, PaymentsModule],
   controllers: [
     DashboardAuthController,
     DashboardOverviewController,

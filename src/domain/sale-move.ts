@@ -47,7 +47,7 @@ export interface SaleMove {
  * One move of a sale by `event` at `now` (pure): the next status from the table of spec 3.1 (or
  * InvalidTransitionError), the fees fixed by its first payment (platform.md §4: net credited, the card
  * reserve held until `cardReserveDays` later), the reserve marked settled by a reversal, and the balance
- * effect of domain/sale-ledger.ts. Both SaleTransitionsService.move and the batched moveMany use it.
+ * effect of domain/sale-ledger.ts. The money pipeline (src/payments/money-pipeline.ts) plans every move with it.
  */
 export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: FeeSchedule, now: Date): SaleMove {
   const next = nextSaleStatus(sale.status, event, sale.paymentMethod);

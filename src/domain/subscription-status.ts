@@ -42,3 +42,8 @@ export function nextSubscriptionStatus(from: SubscriptionStatus, event: Subscrip
 export function canMove(from: SubscriptionStatus, event: SubscriptionEvent): boolean {
   return SUBSCRIPTION_TRANSITIONS[from][event] !== undefined;
 }
+
+/** A status the table leaves no way out of (CANCELLED, EXPIRED): derived from the table, never listed by hand. */
+export function isFinalSubscriptionStatus(status: SubscriptionStatus): boolean {
+  return Object.keys(SUBSCRIPTION_TRANSITIONS[status]).length === 0;
+}

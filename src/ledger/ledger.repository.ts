@@ -104,27 +104,6 @@ export class LedgerRepository {
   }
 
   /**
-   * Moves the cached balance by the given amounts (the CHECK keeps blocked from going negative), locking
-   * its row until the transaction ends; the row is created first if the seller has none yet.
-   */
-  async addToBalance(sellerId: number, availableCents: number, blockedCents: number, manager: EntityManager): Promise<BalanceRow> {
-    const add = async () => {
-      const [rows]: [Array<{ available_cents: string; blocked_cents: string }>] = await manager.query(
-        `UPDATE balances SET available_cents = available_cents + $2, blocked_cents = blocked_cents + $3, updated_at = now()
-          WHERE seller_id = $1 RETURNING available_cents, blocked_cents`,
-        [sellerId, availableCents, blockedCents],
-      );
-      return rows[0];
-    };
-    let row = await add();
-    if (!row) {
-      await this.createBalance(sellerId, manager);
-      row = await add();
-    }
-    return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
-  }
-
-  /**
    * The balances rows of these sellers, created at zero where missing, locked until the transaction
    * ends, in seller order (so that two batches never wait on each other's rows in a cycle): each
    * seller's balance before the caller's postings.
@@ -183,15 +162,33 @@ export class LedgerRepository {
     );
   }
 
-  /** Moves the cached balances of many sellers by their amounts, in one statement (rows locked by lockBalances first). */
-  async addToBalances(moves: Array<{ sellerId: number; availableCents: number; blockedCents: number }>, manager: EntityManager): Promise<void> {
-    if (moves.length === 0) return;
-    await manager.query(
-      `UPDATE balances b SET available_cents = b.available_cents + v.available, blocked_cents = b.blocked_cents + v.blocked, updated_at = now()
-         FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS v(seller_id, available, blocked)
-        WHERE b.seller_id = v.seller_id`,
-      [moves.map((m) => m.sellerId), moves.map((m) => m.availableCents), moves.map((m) => m.blockedCents)],
-    );
+  /**
+   * Moves these sellers' balances rows by the sums given, in one statement that takes their row locks and
+   * answers each balance after; a missing row (every seller opens its own when created) is created at
+   * zero, then moved.
+   */
+  async addToBalances(moves: Array<{ sellerId: number; availableCents: number; blockedCents: number }>, manager: EntityManager): Promise<Map<number, BalanceRow>> {
+    const add = async (batch: typeof moves) => {
+      const [rows]: [Array<{ seller_id: number; available_cents: string; blocked_cents: string }>] = await manager.query(
+        `UPDATE balances b SET available_cents = b.available_cents + v.available, blocked_cents = b.blocked_cents + v.blocked, updated_at = now()
+           FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS v(seller_id, available, blocked)
+          WHERE b.seller_id = v.seller_id
+          RETURNING b.seller_id, b.available_cents, b.blocked_cents`,
+        [batch.map((m) => m.sellerId), batch.map((m) => m.availableCents), batch.map((m) => m.blockedCents)],
+      );
+      return rows;
+    };
+    const after = new Map<number, BalanceRow>();
+    const keep = (rows: Awaited<ReturnType<typeof add>>) =>
+      rows.forEach((row) => after.set(row.seller_id, { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) }));
+    if (moves.length === 0) return after;
+    keep(await add(moves));
+    const missing = moves.filter((move) => !after.has(move.sellerId));
+    if (missing.length > 0) {
+      await manager.query(`INSERT INTO balances (seller_id) SELECT unnest($1::int[]) ORDER BY 1 ON CONFLICT (seller_id) DO NOTHING`, [missing.map((m) => m.sellerId)]);
+      keep(await add(missing));
+    }
+    return after;
   }
 
   /** Sellers whose cached balance differs from the sum of their entries. */

@@ -54,48 +54,35 @@ export class LedgerService {
   }
 
   /**
-   * Inside the caller's transaction: a posting of one (a card sale, a withdrawal). The balance row is
-   * moved first (its lock taken by that UPDATE, which answers the balance after), then the posting and its
-   * entries are appended in one statement. A debit that must not overdraw is checked by its caller under
-   * `lockBalance` first (withdrawals).
+   * Postings inside the caller's transaction (a card sale's one, a billing batch's hundreds, a reserve
+   * release's batch, a withdrawal's): each checked to sum to zero, each seller's balances row moved once
+   * by the sum of its postings (the UPDATE takes the row lock and answers the balance after; rows of
+   * several sellers are locked first in seller order, so that two batches never wait on each other in a
+   * cycle; a missing row is created at zero), the balance after each posting derived from that, then
+   * every posting and its entries appended in one statement. A debit that must not overdraw is checked
+   * by its caller under `lockBalance` first (withdrawals).
    */
-  async post(manager: EntityManager, posting: LedgerPosting): Promise<BalanceAfter> {
-    const effect = assertBalanced(posting.effect);
-    if (!effect.movements.some((m) => m.amountCents !== 0)) return this.ledger.lockBalance(posting.sellerId, manager);
-    const deltas = sellerDeltas(effect);
-    const after = await this.ledger.addToBalance(posting.sellerId, deltas.available, deltas.blocked, manager);
-    await this.ledger.appendPostings([this.newPosting(posting, deltas, after)], manager);
-    return after;
-  }
-
-  /**
-   * Many postings at once (a billing batch, a reserve release), inside the caller's transaction, with the
-   * same result as `post` for each in turn: the sellers' balances locked (in seller order, created at zero
-   * if missing), each posting's balance after it computed in order, each seller's balance moved once by
-   * its sums, every posting appended in one statement.
-   */
-  async postMany(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
+  async post(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
     const moving = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0));
     if (moving.length === 0) return;
-    const running = await this.ledger.lockBalances(
-      moving.map((posting) => posting.sellerId),
-      manager,
-    );
-    const rows = moving.map((posting) => {
-      const deltas = sellerDeltas(posting.effect);
-      const before = running.get(posting.sellerId) as BalanceAfter;
-      const after = { availableCents: cents(before.availableCents + deltas.available), blockedCents: cents(before.blockedCents + deltas.blocked) };
-      running.set(posting.sellerId, after);
-      return this.newPosting(posting, deltas, after);
-    });
+    const deltas = moving.map((posting) => sellerDeltas(posting.effect));
     const sums = new Map<number, { sellerId: number; availableCents: number; blockedCents: number }>();
-    for (const row of rows) {
-      const sum = sums.get(row.sellerId) ?? { sellerId: row.sellerId, availableCents: 0, blockedCents: 0 };
-      sum.availableCents += row.availableDeltaCents;
-      sum.blockedCents += row.blockedDeltaCents;
-      sums.set(row.sellerId, sum);
+    moving.forEach((posting, index) => {
+      const sum = sums.get(posting.sellerId) ?? { sellerId: posting.sellerId, availableCents: 0, blockedCents: 0 };
+      sum.availableCents += deltas[index].available;
+      sum.blockedCents += deltas[index].blocked;
+      sums.set(posting.sellerId, sum);
+    });
+    if (sums.size > 1) await this.ledger.lockBalances([...sums.keys()], manager);
+    const running = await this.ledger.addToBalances([...sums.values()], manager);
+    // Walked backwards from each seller's balance after all of its postings: the balance after each one.
+    const rows: NewPosting[] = [];
+    for (let index = moving.length - 1; index >= 0; index -= 1) {
+      const posting = moving[index];
+      const after = running.get(posting.sellerId) as BalanceAfter;
+      rows.unshift(this.newPosting(posting, deltas[index], after));
+      running.set(posting.sellerId, { availableCents: cents(after.availableCents - deltas[index].available), blockedCents: cents(after.blockedCents - deltas[index].blocked) });
     }
-    await this.ledger.addToBalances([...sums.values()], manager);
     await this.ledger.appendPostings(rows, manager);
   }
 

@@ -87,14 +87,19 @@ export class NotificationsService {
     }
   }
 
-  /** transaction.status_changed, in the caller's transaction. */
-  async enqueueSaleStatusChange<T>(manager: EntityManager, change: StatusChange<T>): Promise<void> {
-    await this.enqueuePostback(manager, 'SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change);
-  }
-
-  /** subscription.status_changed, in the caller's transaction (for the subscriptions module). */
-  async enqueueSubscriptionStatusChange<T>(manager: EntityManager, change: StatusChange<T>): Promise<void> {
-    await this.enqueuePostback(manager, 'SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change);
+  /**
+   * The postbacks of a unit of work (platform.md §5), in the caller's transaction and one statement:
+   * transaction.status_changed for each sale change, subscription.status_changed for each subscription
+   * change, in that order.
+   */
+  async enqueueStatusChanges(manager: EntityManager, changes: { sales?: Array<StatusChange<unknown>>; subscriptions?: Array<StatusChange<unknown>> }): Promise<void> {
+    await this.notifications.insertEvents(
+      [
+        ...(changes.sales ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change)),
+        ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change)),
+      ],
+      manager,
+    );
   }
 
   /** The withdrawal webhook of spec 6.2 to every webhook the seller configured, unsigned, in the caller's transaction. */
@@ -112,32 +117,6 @@ export class NotificationsService {
       })),
       manager,
     );
-  }
-
-  /** Many transaction.status_changed postbacks (a billing batch), in the caller's transaction, in one statement. */
-  async enqueueSaleStatusChanges<T>(manager: EntityManager, changes: Array<StatusChange<T>>): Promise<void> {
-    await this.notifications.insertEvents(
-      changes.map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change)),
-      manager,
-    );
-  }
-
-  /** Many subscription.status_changed postbacks (a billing batch), in the caller's transaction, in one statement. */
-  async enqueueSubscriptionStatusChanges<T>(manager: EntityManager, changes: Array<StatusChange<T>>): Promise<void> {
-    await this.notifications.insertEvents(
-      changes.map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change)),
-      manager,
-    );
-  }
-
-  private async enqueuePostback<T>(
-    manager: EntityManager,
-    channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK',
-    type: string,
-    aggregateKey: string,
-    change: StatusChange<T>,
-  ): Promise<void> {
-    await this.notifications.insertEvents([postbackEvent(channel, type, aggregateKey, change)], manager);
   }
 
   /**

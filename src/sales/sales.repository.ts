@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Cents, cents } from '../domain/money';
 import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
@@ -101,23 +100,6 @@ export class SalesRepository {
     return stored;
   }
 
-  /** Writes the sale and its items unless a sale with its (subscription, period, attempt) exists; null then. */
-  async insertIfAbsent(sale: Partial<SaleEntity> & { id: number }, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity | null> {
-    const result = await manager
-      .createQueryBuilder()
-      .insert()
-      .into(SaleEntity)
-      .values(manager.getRepository(SaleEntity).create(sale) as QueryDeepPartialEntity<SaleEntity>)
-      .orIgnore()
-      .execute();
-    if ((result.raw as unknown[]).length === 0) return null;
-    await this.recordStatus(sale.id, null, sale.status as SaleStatus, manager);
-    await manager
-      .getRepository(SaleItemEntity)
-      .insert(items.map((item, position) => ({ ...item, saleId: sale.id, position })) as QueryDeepPartialEntity<SaleItemEntity>[]);
-    return manager.getRepository(SaleEntity).findOneByOrFail({ id: sale.id });
-  }
-
   /**
    * The sale with its items in one plain query, for lookups (the hot GET /api/transactions/{id}): no
    * second round trip for the items, no entity transformation, and straight through the pool (poolQuery).
@@ -169,53 +151,30 @@ export class SalesRepository {
     return manager.getRepository(SaleEntity).findOneBy({ id });
   }
 
-  /** The sale locked for this transaction (SELECT … FOR UPDATE), with its card token. */
-  async findByIdForUpdate(id: number, manager: EntityManager): Promise<SaleEntity | null> {
-    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sales WHERE id = $1 FOR UPDATE', [id]);
-    return rows.length === 0 ? null : this.saleRows.hydrate(rows[0], true);
+  /** The sales with these ids, with their card tokens, locked for this transaction, in id order (one plain query). */
+  async findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SaleEntity[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sales WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [ids]);
+    return rows.map((row) => this.saleRows.hydrate(row, true));
   }
 
-  /** The sales with these ids, locked for this transaction, in id order (one query). */
-  findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SaleEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return manager
-      .getRepository(SaleEntity)
-      .createQueryBuilder('sale')
-      .where('sale.id IN (:...ids)', { ids })
-      .orderBy('sale.id', 'ASC')
-      .setLock('pessimistic_write')
-      .getMany();
-  }
-
-  /** The subscription's PENDENTE and FALHA sales (of one period, or all), locked for this transaction. */
-  findOpenOfSubscriptionForUpdate(subscriptionId: number, period: number | null, manager: EntityManager): Promise<SaleEntity[]> {
-    const query = manager
-      .getRepository(SaleEntity)
-      .createQueryBuilder('sale')
-      .where('sale.subscription_id = :subscriptionId', { subscriptionId })
-      .andWhere(`sale.status IN ('PENDENTE', 'FALHA')`);
-    if (period !== null) query.andWhere('sale.billing_period = :period', { period });
-    return query.orderBy('sale.id', 'ASC').setLock('pessimistic_write').getMany();
+  /**
+   * The open charges (PENDENTE, or FALHA that a retry could still pay) of these subscriptions, each of
+   * one period or (null) of all, locked for this transaction, in id order (one query).
+   */
+  async findOpenChargesForUpdate(targets: Array<{ subscriptionId: number; period: number | null }>, manager: EntityManager): Promise<SaleEntity[]> {
+    if (targets.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await manager.query(
+      `SELECT s.* FROM sales s JOIN unnest($1::int[], $2::int[]) AS t(subscription_id, period) ON s.subscription_id = t.subscription_id
+        WHERE s.status IN ('PENDENTE', 'FALHA') AND (t.period IS NULL OR s.billing_period = t.period)
+        ORDER BY s.id FOR UPDATE OF s`,
+      [targets.map((t) => t.subscriptionId), targets.map((t) => t.period)],
+    );
+    return rows.map((row) => this.saleRows.hydrate(row, true));
   }
 
   itemsOf(saleId: number, manager: EntityManager = this.dataSource.manager): Promise<SaleItemEntity[]> {
     return manager.getRepository(SaleItemEntity).find({ where: { saleId }, order: { position: 'ASC' } });
-  }
-
-  /**
-   * Saves a move of the sale with its other changed columns, only if it is still in `expected`;
-   * false when someone else moved it first.
-   */
-  async updateStatusIfCurrent(
-    id: number,
-    expected: SaleStatus,
-    changes: Partial<SaleEntity> & { status: SaleStatus },
-    manager: EntityManager,
-  ): Promise<boolean> {
-    const affected = await this.saleRows.update(manager, changes, ['updated_at = now()'], 'id = $1 AND status = $2', [id, expected]);
-    if (affected !== 1) return false;
-    await this.recordStatus(id, expected, changes.status, manager);
-    return true;
   }
 
   /** One line of the sale's status history, in the transaction of the change. */
@@ -308,12 +267,14 @@ export class SalesRepository {
     return rows.map((row) => row.id);
   }
 
-  /** Card sales of the subscription whose charge is between its two commits (EM_PROCESSAMENTO). */
-  async inProcessingOfSubscription(subscriptionId: number): Promise<Array<{ id: number; sellerId: number }>> {
-    return this.dataSource.query(
-      `SELECT id, seller_id AS "sellerId" FROM sales WHERE subscription_id = $1 AND status = 'EM_PROCESSAMENTO' ORDER BY id`,
-      [subscriptionId],
+  /** Card sales of these subscriptions whose charge is between its two commits (EM_PROCESSAMENTO), in id order. */
+  async inProcessingOfSubscriptions(subscriptionIds: number[]): Promise<number[]> {
+    if (subscriptionIds.length === 0) return [];
+    const rows: Array<{ id: number }> = await this.dataSource.query(
+      `SELECT id FROM sales WHERE subscription_id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO' ORDER BY id`,
+      [subscriptionIds],
     );
+    return rows.map((row) => row.id);
   }
 
   /** Marks paid sales to be refunded (a charge approved after its subscription stopped), in the caller's transaction. */

@@ -8,10 +8,10 @@ import { AuthenticatedSeller } from '../common/guards/authenticated-seller';
 import { SandboxOnlyGuard } from '../common/guards/sandbox-only.guard';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { TransactionResponse } from '../sales/dto/sale.response';
-import { SaleTransitionsService } from '../sales/sale-transitions.service';
 import { CashoutService } from '../cashout/cashout.service';
 import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
-import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { BillingService } from '../payments/billing.service';
+import { ChargesService } from '../payments/charges.service';
 import { WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 
 /** The sandbox provider's events and the scheduler, for integration tests (platform.md §3). */
@@ -22,9 +22,9 @@ import { WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse
 @UseFilters(TransactionsExceptionFilter)
 export class SandboxController {
   constructor(
-    private readonly sales: SaleTransitionsService,
+    private readonly sales: ChargesService,
     private readonly cashouts: CashoutService,
-    private readonly subscriptions: SubscriptionsService,
+    private readonly billing: BillingService,
   ) {}
 
   @Post('sales/:id/events')
@@ -65,7 +65,7 @@ export class SandboxController {
   @ApiErrorResponses('transactions', ['VALIDATION_ERROR', 'UNAUTHORIZED'])
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
     const now = body.now ? new Date(body.now) : new Date();
-    const subscriptions = await this.subscriptions.runBilling(now, seller.id);
+    const subscriptions = await this.billing.runBilling(now, seller.id);
     const sales = await this.sales.runDueWork(now, seller.id);
     const sentPayouts = await this.cashouts.recoverPayouts(seller.id);
     return { now: now.toISOString(), ...sales, sentPayouts, subscriptions };

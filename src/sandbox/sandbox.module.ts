@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { CashoutModule } from '../cashout/cashout.module';
-import { SalesModule } from '../sales/sales.module';
-import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { PaymentsModule } from '../payments/payments.module';
 import { SandboxController } from './sandbox.controller';
 
 @Module({
-  imports: [SalesModule, CashoutModule, SubscriptionsModule],
+  imports: [PaymentsModule, CashoutModule],
   controllers: [SandboxController],
 })
 export class SandboxModule {}

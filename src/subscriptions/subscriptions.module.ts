@@ -1,19 +1,15 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { NotificationsModule } from '../notifications/notifications.module';
-import { ProvidersModule } from '../providers/providers.module';
-import { SalesModule } from '../sales/sales.module';
-import { SellerModule } from '../seller/seller.module';
 import { SubscriptionEntity } from './entities/subscription.entity';
 import { SubscriptionsController } from './subscriptions.controller';
 import { SubscriptionsRepository } from './subscriptions.repository';
-import { SubscriptionsScheduler } from './subscriptions.scheduler';
 import { SubscriptionsService } from './subscriptions.service';
 
+/** The subscriptions' rows and reads (spec 4.7, 4.8, 4.12); the payments module opens, bills and moves them. */
 @Module({
-  imports: [TypeOrmModule.forFeature([SubscriptionEntity]), SalesModule, SellerModule, NotificationsModule, ProvidersModule],
+  imports: [TypeOrmModule.forFeature([SubscriptionEntity])],
   controllers: [SubscriptionsController],
-  providers: [SubscriptionsService, SubscriptionsRepository, SubscriptionsScheduler],
-  exports: [SubscriptionsService],
+  providers: [SubscriptionsService, SubscriptionsRepository],
+  exports: [SubscriptionsService, SubscriptionsRepository],
 })
 export class SubscriptionsModule {}

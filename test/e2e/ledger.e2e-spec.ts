@@ -20,7 +20,7 @@ describe('Ledger (platform.md §4)', () => {
 
   const credit = (seller: TestSeller, amount: number, referenceId = 1) =>
     t.db.transaction((manager) =>
-      ledger.post(manager, {
+      ledger.post(manager, [{
         sellerId: seller.id,
         referenceType: 'SALE',
         referenceId,
@@ -31,7 +31,7 @@ describe('Ledger (platform.md §4)', () => {
             { account: 'PSP_HOLDINGS', amountCents: cents(-amount) },
           ],
         },
-      }),
+      }]),
     );
 
   it('moves the balance by its entries, and a rolled-back transaction leaves neither', async () => {
@@ -39,12 +39,12 @@ describe('Ledger (platform.md §4)', () => {
     await credit(seller, 500);
     await expect(
       t.db.transaction(async (manager) => {
-        await ledger.post(manager, {
+        await ledger.post(manager, [{
           sellerId: seller.id,
           referenceType: 'SALE',
           referenceId: 1,
           effect: { kind: 'REFUND', movements: [{ account: 'AVAILABLE', amountCents: cents(-300) }, { account: 'PSP_HOLDINGS', amountCents: cents(300) }] },
-        });
+        }]);
         throw new Error('the cause failed');
       }),
     ).rejects.toThrow('the cause failed');
@@ -69,21 +69,48 @@ describe('Ledger (platform.md §4)', () => {
     const seller = await createSeller(t);
     await expect(
       t.db.transaction((manager) =>
-        ledger.post(manager, {
+        ledger.post(manager, [{
           sellerId: seller.id,
           referenceType: 'SALE',
           referenceId: 1,
           effect: { kind: 'MED_LOST', movements: [{ account: 'BLOCKED', amountCents: cents(-1) }, { account: 'PSP_HOLDINGS', amountCents: cents(1) }] },
-        }),
+        }]),
       ),
     ).rejects.toThrow(/balances_blocked_non_negative_check/);
     expect(await balanceOf(t, seller)).toEqual({ available: 0, blocked: 0, total: 0 });
   });
 
+  it('posts a batch of several sellers at once, each posting with the balance after it, in order', async () => {
+    const [first, second] = [await createSeller(t), await createSeller(t)];
+    const paid = (seller: TestSeller, amount: number, referenceId: number) => ({
+      sellerId: seller.id,
+      referenceType: 'SALE' as const,
+      referenceId,
+      effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(amount) }, { account: 'PSP_HOLDINGS' as const, amountCents: cents(-amount) }] },
+    });
+    await credit(first, 1000);
+    await t.db.transaction((manager) => ledger.post(manager, [paid(second, 300, 11), paid(first, 200, 12), paid(second, -50, 13), paid(first, 25, 14)]));
+    const after = async (seller: TestSeller) =>
+      (await t.db.query('SELECT reference_id, available_delta_cents, available_after_cents FROM ledger_postings WHERE seller_id = $1 ORDER BY id', [seller.id])).map(
+        (row: Record<string, string | number>) => [Number(row.reference_id), Number(row.available_delta_cents), Number(row.available_after_cents)],
+      );
+    expect(await after(first)).toEqual([
+      [1, 1000, 1000],
+      [12, 200, 1200],
+      [14, 25, 1225],
+    ]);
+    expect(await after(second)).toEqual([
+      [11, 300, 300],
+      [13, -50, 250],
+    ]);
+    expect((await balanceOf(t, first)).available).toBe(1225);
+    expect((await balanceOf(t, second)).available).toBe(250);
+  });
+
   it('refuses a posting that does not balance, in the domain and in the database', async () => {
     const seller = await createSeller(t);
     const unbalanced = { sellerId: seller.id, referenceType: 'SALE' as const, referenceId: 1, effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(100) }] } };
-    await expect(t.db.transaction((manager) => ledger.post(manager, unbalanced))).rejects.toThrow(/does not balance/);
+    await expect(t.db.transaction((manager) => ledger.post(manager, [unbalanced]))).rejects.toThrow(/does not balance/);
     const [{ id }] = await t.db.query(
       `INSERT INTO ledger_postings (seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents, available_after_cents, blocked_after_cents)
        VALUES ($1, 'SALE_PAID', 'SALE', 1, 0, 0, 0, 0) RETURNING id`,

@@ -1,7 +1,7 @@
 import { createSeller, TestSeller } from './setup/factories';
 import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
-import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
+import { ChargesService } from '../../src/payments/charges.service';
 
 type Step = [event: string, status: string, available: number, blocked: number];
 
@@ -120,7 +120,7 @@ describe('Sale lifecycle and its ledger (spec 3.1, platform.md §3-§4)', () => 
       sales.push({ seller, id: (await createSale(t, seller, saleBody('CREDIT_CARD'))).id });
     }
     for (const seller of sellers) expect(await balanceOf(t, seller)).toEqual({ available: 3 * 8606, blocked: 3 * 956, total: 3 * 9562 });
-    const transitions = t.app.get(SaleTransitionsService);
+    const transitions = t.app.get(ChargesService);
     const summary = await transitions.runDueWork(new Date(Date.now() + 31 * 86_400_000), null);
     expect(summary.releasedReserves).toBeGreaterThanOrEqual(6); // other tests' sellers may have reserves due too
     for (const seller of sellers) expect(await balanceOf(t, seller)).toEqual({ available: 3 * 9562, blocked: 0, total: 3 * 9562 });

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { SaleTransitionsService } from '../../src/sales/sale-transitions.service';
+import { ChargesService } from '../../src/payments/charges.service';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -40,7 +40,7 @@ describe('GET /api/public/balance/statement (issue 20)', () => {
     await paid(saleBody('CREDIT_CARD', { amount: 10_000, card: card() }));
     await paid(saleBody('CREDIT_CARD', { amount: 12_000, card: card() }), 'CHARGEBACK_OPENED', 'CHARGEBACK_CONFIRMED');
     // The card reserves come back to available when their holding period ends.
-    await t.app.get(SaleTransitionsService).runDueWork(new Date(Date.now() + 31 * 86_400_000), seller.id);
+    await t.app.get(ChargesService).runDueWork(new Date(Date.now() + 31 * 86_400_000), seller.id);
     const withdraw = async (amount: number, ...events: string[]) => {
       const created = await t.http.post('/api/public/cashout').set(seller.headers).send({ amount, pixKey: '52998224725', pixKeyType: 'CPF' }).expect(201);
       for (const event of events) await t.http.post(`/api/sandbox/cashouts/${created.body.id}/events`).set(seller.headers).send({ event }).expect(200);

@@ -1,4 +1,4 @@
-import { SubscriptionsService } from '../../src/subscriptions/subscriptions.service';
+import { BillingService } from '../../src/payments/billing.service';
 import { createSeller, TestSeller } from './setup/factories';
 import { Receiver } from './setup/receiver';
 import { balanceOf, card, customer } from './setup/sales';
@@ -79,12 +79,8 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
   const postbackStatuses = (seller: TestSeller, saleId: number) =>
     receiver.received.filter((r) => r.path === `/stop/${seller.id}` && r.body.type === 'transaction.status_changed' && (r.body.data as { id: number }).id === saleId).map((r) => r.body.status);
 
-  describe.each([
-    ['the single charge path', false],
-    ['the billing batch', true],
-  ])('%s', (_path, batch) => {
-    const bill = (t: TestApp, seller: TestSeller, dueAt: string) =>
-      t.app.get(SubscriptionsService).runBilling(new Date(new Date(dueAt).getTime() + 60_000), seller.id, { batchRenewals: batch });
+  describe('a subscription billed alone', () => {
+    const bill = (t: TestApp, seller: TestSeller, dueAt: string) => t.app.get(BillingService).runBilling(new Date(new Date(dueAt).getTime() + 60_000), seller.id);
 
     /** A subscription whose renewal is billed; `stop` sent once its charge is in flight (and `ready` holds); the billing run awaited. */
     async function stopDuringCharge(t: TestApp, stop: string, ready: (saleId: number) => Promise<boolean> = async () => true) {
@@ -135,7 +131,7 @@ describe('A subscription stopped while its renewal is being charged (issue 19)',
     const t = slowToAnswer;
     const seller = await createSeller(t);
     const subscriptions = [await subscribe(t, seller), await subscribe(t, seller), await subscribe(t, seller)];
-    const billing = t.app.get(SubscriptionsService).runBilling(new Date(new Date(subscriptions[2].nextBillingDate).getTime() + 60_000), seller.id);
+    const billing = t.app.get(BillingService).runBilling(new Date(new Date(subscriptions[2].nextBillingDate).getTime() + 60_000), seller.id);
     const saleIds = await renewalsInFlight(t, subscriptions.map((s) => s.id));
     await waitUntil(async () => (await Promise.all(saleIds.map((id) => chargeOf(t, id)))).every((charge) => charge?.outcome === 'APPROVED'));
     await t.http.post(`/api/subscriptions/${subscriptions[0].id}/cancel`).set(seller.headers).send({}).expect(200);

@@ -5,6 +5,7 @@ import { DashboardExceptionFilter } from '../../common/filters/dashboard-excepti
 import { IdParamPipe } from '../../common/pipes/id-param.pipe';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription-status';
 import { CancelSubscriptionDto, SubscriptionQueryDto } from '../../subscriptions/dto/subscription-query.dto';
+import { SubscriptionActionsService } from '../../payments/subscription-actions.service';
 import { SubscriptionsService } from '../../subscriptions/subscriptions.service';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
 import { FormErrors, formErrorsOf, formText, NO_ERRORS, noticeOf, validated } from '../forms';
@@ -25,7 +26,10 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
 @UseGuards(DashboardAuthGuard)
 @UseFilters(DashboardExceptionFilter)
 export class DashboardSubscriptionsController {
-  constructor(private readonly subscriptions: SubscriptionsService) {}
+  constructor(
+    private readonly subscriptions: SubscriptionsService,
+    private readonly actions: SubscriptionActionsService,
+  ) {}
 
   @Get()
   async list(@CurrentUser() user: DashboardUser, @Query() raw: Record<string, unknown>, @Res() response: Response): Promise<void> {
@@ -50,12 +54,12 @@ export class DashboardSubscriptionsController {
 
   @Post(':id/pause')
   async pause(@CurrentUser() user: DashboardUser, @Param('id', IdParamPipe) id: number, @Res() response: Response): Promise<void> {
-    await this.act(response, user, id, 'paused', () => this.subscriptions.pause(user.sellerId, id));
+    await this.act(response, user, id, 'paused', () => this.actions.pause(user.sellerId, id));
   }
 
   @Post(':id/resume')
   async resume(@CurrentUser() user: DashboardUser, @Param('id', IdParamPipe) id: number, @Res() response: Response): Promise<void> {
-    await this.act(response, user, id, 'resumed', () => this.subscriptions.resume(user.sellerId, id));
+    await this.act(response, user, id, 'resumed', () => this.actions.resume(user.sellerId, id));
   }
 
   @Post(':id/cancel')
@@ -64,7 +68,7 @@ export class DashboardSubscriptionsController {
     const { value, errors } = await validated(CancelSubscriptionDto, { reason: formText(request, 'reason') || undefined, cancelImmediately: immediately });
     if (errors) return this.renderDetail(response, user, id, errors, null, 400);
     await this.act(response, user, id, immediately ? 'cancelled' : 'scheduled', async () => {
-      const result = await this.subscriptions.cancel(user.sellerId, id, value.reason ?? null, immediately);
+      const result = await this.actions.cancel(user.sellerId, id, value.reason ?? null, immediately);
       return result.status === 'CANCELLED' ? 'cancelled' : 'scheduled';
     });
   }

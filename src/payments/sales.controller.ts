@@ -6,16 +6,16 @@ import { ApiKeyAuth } from '../common/decorators/api-key-auth.decorator';
 import { CurrentSeller } from '../common/decorators/current-seller.decorator';
 import { SalesExceptionFilter } from '../common/filters/sales-exception.filter';
 import { AuthenticatedSeller } from '../common/guards/authenticated-seller';
-import { CreateSaleDto } from './dto/create-sale.dto';
-import { CreateSaleResponse } from './dto/sale.response';
-import { SalesService } from './sales.service';
+import { CreateSaleDto } from '../sales/dto/create-sale.dto';
+import { CreateSaleResponse } from '../sales/dto/sale.response';
+import { CheckoutService } from './checkout.service';
 
 @ApiTags('Sales')
 @Controller('api/sales')
 @ApiKeyAuth()
 @UseFilters(SalesExceptionFilter)
 export class SalesController {
-  constructor(private readonly sales: SalesService) {}
+  constructor(private readonly checkout: CheckoutService) {}
 
   @Post()
   @ApiOperation({
@@ -43,7 +43,7 @@ export class SalesController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<CreateSaleResponse> {
-    const result = await this.sales.create(seller.id, body, idempotencyKey);
+    const result = await this.checkout.create(seller.id, body, idempotencyKey);
     response.status(result.status);
     if (result.replayed) response.setHeader('Idempotent-Replayed', 'true');
     return result.body;

@@ -1,0 +1,410 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { forEachConcurrently } from '../common/concurrency';
+import { AppConfig } from '../config/app-config';
+import { addDays } from '../domain/dates';
+import { FeeSchedule } from '../domain/fees';
+import { BillingAction, DEFAULT_DUNNING, DunningPolicy, dueBillingAction } from '../domain/subscription-billing';
+import { cancelledColumns, chargeOpenedColumns, SubscriptionColumns } from '../domain/subscription-outcome';
+import { SubscriptionEvent } from '../domain/subscription-status';
+import { chargeReference, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { SaleItemEntity } from '../sales/entities/sale-item.entity';
+import { SalesRepository } from '../sales/sales.repository';
+import { SalesProfile, SellerService } from '../seller/seller.service';
+import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { ChargeOutcome, ChargesService } from './charges.service';
+import { PaymentDocument } from './checkout.service';
+import { MoneyPipeline } from './money-pipeline';
+
+const BATCH = 500;
+/** Claimed batches billed at once by one instance (runBilling). */
+const BATCHES_IN_FLIGHT = 2;
+/** Rounds one billing pass takes for a claimed batch at most (a renewal, then nothing due: usually one). */
+const MAX_ROUNDS = 10;
+/** How often a batch renews its hold on the sales it has still to charge (the recovery job's lease lasts a minute). */
+const RECOVERY_HOLD_RENEWAL_MS = 20_000;
+/** How old the batch's view of which subscriptions were stopped meanwhile may be when a card's turn comes. */
+const STOPPED_CHECK_MS = 1_000;
+
+export interface BillingSummary {
+  renewals: number;
+  retries: number;
+  cancelled: number;
+  pastDue: number;
+}
+
+/** A subscription with the billing action due for it, as read before its batch's transaction. */
+interface Due {
+  subscription: SubscriptionEntity;
+  action: BillingAction;
+}
+
+/** One charge of a period to open: its sale's id, the period and attempt, when the period fell due, its PIX code. */
+interface PlannedCharge extends Due {
+  saleId: number;
+  period: number;
+  attempt: number;
+  dueAt: Date;
+}
+
+/** The moves the billing job makes on its own: the event and the columns saved with it. */
+const DUE_MOVES: Record<'CANCEL_AT_PERIOD_END' | 'GRACE_PERIOD_ENDED' | 'PIX_OVERDUE', { event: SubscriptionEvent; columns: (s: SubscriptionEntity, now: Date) => SubscriptionColumns }> = {
+  CANCEL_AT_PERIOD_END: { event: 'CANCEL', columns: (s, now) => cancelledColumns(s.scheduledCancellationDate ?? now, s.cancellationReason) },
+  GRACE_PERIOD_ENDED: { event: 'GRACE_PERIOD_ENDED', columns: (_s, now) => cancelledColumns(now, 'Not paid within the grace period') },
+  PIX_OVERDUE: { event: 'CHARGE_FAILED', columns: (s) => ({ pastDueSince: s.awaitingPaymentSince }) },
+};
+
+const isCharge = (action: BillingAction): boolean => action.kind === 'RENEW' || action.kind === 'RETRY';
+
+/**
+ * The billing job (spec 3.2, platform.md §7): subscriptions with work due are claimed a batch at a time
+ * (the billing lease + SKIP LOCKED), and each claimed batch is billed in rounds until nothing more is
+ * due: the moves the job makes on its own (cancellations at period end, grace periods ended, PIX
+ * renewals overdue) in one unit of work, the charges due (renewals and card retries alike) in another,
+ * then the charges' cards outside any transaction and their answers in a third. Every step is the
+ * batch form, a batch that cannot be saved is done again one subscription at a time. Each (period,
+ * attempt) is one sale by a unique index, so two instances never charge a period twice.
+ */
+@Injectable()
+export class BillingService {
+  private readonly logger = new Logger(BillingService.name);
+  private readonly dunning: DunningPolicy;
+  /** Cards charged at once by this instance; always one pool connection left for requests. */
+  private readonly billingConcurrency: number;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly subscriptions: SubscriptionsRepository,
+    private readonly sales: SalesRepository,
+    private readonly pipeline: MoneyPipeline,
+    private readonly charges: ChargesService,
+    private readonly sellers: SellerService,
+    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    config: AppConfig,
+  ) {
+    this.dunning = { ...DEFAULT_DUNNING, ...config.subscriptionDunning };
+    this.billingConcurrency = Math.max(1, Math.min(config.billingConcurrency, config.database.poolSize - 1));
+  }
+
+  /** The billing job at `now`, for one seller or (null) for all. */
+  async runBilling(now: Date, sellerId: number | null): Promise<BillingSummary> {
+    const summary: BillingSummary = { renewals: 0, retries: 0, cancelled: 0, pastDue: 0 };
+    // Each subscription is billed once per run: one whose billing failed is released, and left for the next run.
+    const seen = new Set<number>();
+    // Batches in flight at once, sharing BILLING_CONCURRENCY: while one's transactions run, the other's
+    // charges wait on the acquirer, so that the service and PostgreSQL both work. Claims never overlap.
+    const lanes = Math.min(BATCHES_IN_FLIGHT, this.billingConcurrency);
+    const concurrency = Math.floor(this.billingConcurrency / lanes);
+    // Those billed already and claimed again are still due (a failure, a period written elsewhere): they come
+    // first in every claim and, 500 of them, would fill it, leaving whatever falls due after them unbilled. So
+    // they are passed over by the next claims. Only these: a list of every id billed would cost each claim
+    // a comparison per id and per row, and a run of 100,000 would slow down as it goes.
+    const stillDue = new Set<number>();
+    const lane = async () => {
+      for (;;) {
+        const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH, [...stillDue]);
+        if (claimed.length === 0) return;
+        claimed.filter((id) => seen.has(id)).forEach((id) => stillDue.add(id));
+        // A blocked seller's subscriptions are not billed while it is blocked: passed over like those
+        // still due, so that they cannot fill the claims; billed again once it is unblocked.
+        const ofBlocked = await this.ofBlockedSellers(claimed.filter((id) => !seen.has(id)));
+        ofBlocked.forEach((id) => stillDue.add(id));
+        const ids = claimed.filter((id) => !seen.has(id) && !ofBlocked.has(id));
+        try {
+          ids.forEach((id) => seen.add(id));
+          await this.bill(ids, now, summary, concurrency);
+        } finally {
+          await this.subscriptions.releaseClaims(claimed);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+    return summary;
+  }
+
+  /** Those of these subscriptions whose seller is blocked. */
+  private async ofBlockedSellers(ids: number[]): Promise<ReadonlySet<number>> {
+    const sellers = await this.subscriptions.sellersOf(ids);
+    const blocked = await this.sellers.blockedAmong([...sellers.values()]);
+    return new Set(ids.filter((id) => blocked.has(sellers.get(id) as number)));
+  }
+
+  /** A claimed batch billed in rounds: each round does what is due now for those that acted in the last one. */
+  private async bill(ids: number[], now: Date, summary: BillingSummary, concurrency: number): Promise<void> {
+    let pending = ids;
+    for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round += 1) {
+      const due = (await this.subscriptions.findByIds(pending)).flatMap((subscription): Due[] => {
+        const action = dueBillingAction(subscription, now, this.dunning);
+        return action ? [{ subscription, action }] : [];
+      });
+      const acted = [
+        ...(await this.batchOrEach(
+          due.filter(({ action }) => !isCharge(action)),
+          (batch) => this.moveDue(batch, now),
+        )),
+        ...(await this.batchOrEach(
+          due.filter(({ action }) => isCharge(action)),
+          (batch) => this.chargeDue(batch, now, concurrency),
+        )),
+      ];
+      for (const { action } of acted) {
+        if (action.kind === 'RENEW') summary.renewals += 1;
+        else if (action.kind === 'RETRY') summary.retries += 1;
+        else if (action.kind === 'PIX_OVERDUE') summary.pastDue += 1;
+        else summary.cancelled += 1;
+      }
+      pending = acted.map(({ subscription }) => subscription.id);
+    }
+  }
+
+  /** `work` for the whole batch; if it fails, for each subscription alone (one that fails again is logged and left for the next run). */
+  private async batchOrEach(due: Due[], work: (batch: Due[]) => Promise<Due[]>): Promise<Due[]> {
+    if (due.length === 0) return [];
+    try {
+      return await work(due);
+    } catch (error) {
+      if (due.length === 1) {
+        this.logger.error({ err: error, subscriptionId: due[0].subscription.id }, 'Billing a subscription failed; it is retried on the next pass');
+        return [];
+      }
+      this.logger.warn({ err: error, subscriptions: due.length }, 'Billing a batch failed; billing its subscriptions one by one');
+    }
+    const acted: Due[] = [];
+    for (const one of due) acted.push(...(await this.batchOrEach([one], work)));
+    return acted;
+  }
+
+  /**
+   * The moves the job makes on its own, in one unit of work on the subscriptions locked and re-checked
+   * (another instance or the seller may have moved them): those done. The charges in flight of those
+   * it stopped are then settled with the acquirer.
+   */
+  private async moveDue(due: Due[], now: Date): Promise<Due[]> {
+    const done = await this.dataSource.transaction(async (manager) => {
+      const kinds = new Map(due.map(({ subscription, action }) => [subscription.id, action.kind]));
+      const current = (await this.subscriptions.findByIdsForUpdate([...kinds.keys()], manager)).filter((s) => dueBillingAction(s, now, this.dunning)?.kind === kinds.get(s.id));
+      await this.pipeline.commit(
+        manager,
+        {
+          subscriptions: current.map((subscription) => {
+            const move = DUE_MOVES[kinds.get(subscription.id) as keyof typeof DUE_MOVES];
+            return { subscription, event: move.event, changes: move.columns(subscription, now) };
+          }),
+        },
+        now,
+      );
+      return new Set(current.map((subscription) => subscription.id));
+    });
+    const acted = due.filter(({ subscription }) => done.has(subscription.id));
+    const stopped = acted.filter(({ action }) => action.kind !== 'PIX_OVERDUE').map(({ subscription }) => subscription.id);
+    await this.charges.settleChargesOfStopped(stopped, now);
+    return acted;
+  }
+
+  /**
+   * The charges due (renewals and card retries), as one batch: (1) sale ids and the PIX renewals' codes
+   * taken outside any transaction; (2) one unit of work re-checks the subscriptions under lock, cancels
+   * the open attempts a retry replaces, writes every charge's sale (cards sent to the acquirer, PIX
+   * announced) and moves the subscriptions to their new period or attempt; (3) outside any transaction,
+   * each card is charged with its sale's id as reference, `concurrency` at once; (4) one unit of work
+   * applies every answer. A sale left between (3) and (4) is resolved by the recovery job.
+   */
+  private async chargeDue(due: Due[], now: Date, concurrency: number): Promise<Due[]> {
+    const saleIds = await this.sales.nextIds(due.length);
+    const planned: PlannedCharge[] = due.map(({ subscription, action }, index) => {
+      const retry = action.kind === 'RETRY';
+      return {
+        subscription,
+        action,
+        saleId: saleIds[index],
+        period: retry ? subscription.currentPeriod : subscription.currentPeriod + 1,
+        attempt: retry ? subscription.periodAttempts : 0,
+        dueAt: (retry ? subscription.periodDueAt : subscription.nextBillingDate) as Date,
+      };
+    });
+    const documents = await this.pixDocuments(
+      planned.filter(({ subscription }) => subscription.paymentMethod === 'PIX'),
+      concurrency,
+    );
+    const schedules = await this.sellers.feeSchedulesOf([...new Set(due.map(({ subscription }) => subscription.sellerId))], this.dataSource.manager);
+    const opened = await this.dataSource.transaction(async (manager) => {
+      const locked = new Map((await this.subscriptions.findByIdsForUpdate(planned.map(({ subscription }) => subscription.id), manager)).map((s) => [s.id, s]));
+      const valid = planned.filter(({ subscription, action }) => {
+        const current = locked.get(subscription.id);
+        return current && dueBillingAction(current, now, this.dunning)?.kind === action.kind && current.currentPeriod === subscription.currentPeriod;
+      });
+      // A retry replaces the period's earlier attempts: none of them can be paid afterwards.
+      const replaced = await this.sales.findOpenChargesForUpdate(
+        valid.filter(({ attempt }) => attempt > 0).map(({ subscription, period }) => ({ subscriptionId: subscription.id, period })),
+        manager,
+      );
+      const written = await this.sales.insertManyIfAbsent(
+        valid.map((charge) => chargeSaleColumns(locked.get(charge.subscription.id) as SubscriptionEntity, charge, documents.get(charge.saleId) ?? null)),
+        (saleId) => [chargeItem(locked.get((valid.find((charge) => charge.saleId === saleId) as PlannedCharge).subscription.id) as SubscriptionEntity)],
+        manager,
+      );
+      const bySubscription = new Map(written.map((sale) => [sale.subscriptionId as number, sale]));
+      const kept = valid.filter(({ subscription }) => bySubscription.has(subscription.id));
+      const cards = written.filter((sale) => sale.paymentMethod === 'CREDIT_CARD');
+      const done = await this.pipeline.commit(
+        manager,
+        {
+          sales: [...replaced.map((sale) => ({ sale, event: 'CANCELLED' as const })), ...cards.map((sale) => ({ sale, event: 'SENT_TO_ACQUIRER' as const }))],
+          subscriptions: kept.map(({ subscription, period, attempt, dueAt }) => {
+            const current = locked.get(subscription.id) as SubscriptionEntity;
+            return { subscription: current, event: null, changes: chargeOpenedColumns(current, period, attempt, dueAt, now) };
+          }),
+          opened: written.filter((sale) => sale.paymentMethod === 'PIX'),
+        },
+        now,
+        schedules,
+      );
+      // Charged after the commit, `concurrency` at a time: out of the recovery job's reach until then.
+      await this.sales.holdFromRecovery(
+        cards.map((sale) => sale.id),
+        manager,
+      );
+      return kept.map((charge) => ({ ...charge, subscription: locked.get(charge.subscription.id) as SubscriptionEntity, sale: (done.sales.get(charge.saleId) ?? bySubscription.get(charge.subscription.id)) as SaleEntity }));
+    });
+    await this.chargeCards(
+      opened.filter(({ sale }) => sale.paymentMethod === 'CREDIT_CARD'),
+      schedules,
+      now,
+      concurrency,
+    );
+    return opened;
+  }
+
+  /**
+   * Step (3) and (4) of chargeDue: each card charged outside any transaction, `concurrency` at once, while
+   * the batch keeps its sales from the recovery job (their lease renewed as they wait their turn); a
+   * subscription stopped meanwhile is not charged (its reference voided: the sale fails); then every
+   * answer applied together, a charge approved for a subscription stopped meanwhile refunded, and the
+   * sales given back to the recovery job.
+   */
+  private async chargeCards(cards: Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>, schedules: ReadonlyMap<number, FeeSchedule>, now: Date, concurrency: number): Promise<void> {
+    if (cards.length === 0) return;
+    const outcomes: ChargeOutcome[] = [];
+    const waiting = new Set(cards.map(({ sale }) => sale.id));
+    const hold = setInterval(() => {
+      this.sales.holdFromRecovery([...waiting]).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not renew the recovery hold of a billing batch'));
+    }, RECOVERY_HOLD_RENEWAL_MS);
+    hold.unref();
+    const stopped = this.stoppedMeanwhile(cards.map(({ subscription }) => subscription.id));
+    try {
+      await forEachConcurrently(cards, concurrency, async ({ subscription, sale }) => {
+        try {
+          const reference = chargeReference(sale.id);
+          // Cancelled or paused while this charge waited its turn: the reference is voided, nothing is
+          // charged, and the sale fails as the recovery job would fail it (a charge found instead is applied).
+          const charge = (await stopped()).has(subscription.id)
+            ? await this.provider.voidCharge(reference)
+            : await this.provider.chargeCard({ reference, token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' });
+          outcomes.push({ saleId: sale.id, charge });
+        } catch (error) {
+          this.logger.error({ err: error, saleId: sale.id }, 'Renewal charge did not answer; the recovery job resolves the sale');
+        } finally {
+          waiting.delete(sale.id);
+        }
+      });
+    } finally {
+      clearInterval(hold);
+    }
+    await this.charges.applyOutcomesOrEach(outcomes, now, schedules);
+    // Stopped while the acquirer answered: the approval was applied and marked; it is given back now.
+    const approved = outcomes.filter(({ charge }) => charge?.outcome === 'APPROVED').map(({ saleId }) => saleId);
+    await this.charges.refundDue(approved, now).catch((error: unknown) => this.logger.warn({ err: error }, 'Refunds of renewals approved after their subscription stopped are left to the recovery job'));
+    await this.sales
+      .releaseFromRecoveryHold(cards.map(({ sale }) => sale.id))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not give a billing batch back to the recovery job; it takes it within a minute'));
+  }
+
+  /**
+   * Which of a batch's subscriptions were cancelled, paused or expired since the batch opened their
+   * charges: one read for the whole batch, at most every STOPPED_CHECK_MS, shared by the workers. A
+   * batch's last charges go out long after it opened; one stopped meanwhile is not charged. When the read
+   * fails, none is taken as stopped (the charge goes out, as it would have a moment earlier).
+   */
+  private stoppedMeanwhile(ids: number[]): () => Promise<ReadonlySet<number>> {
+    let read: Promise<ReadonlySet<number>> | null = null;
+    let readAt = 0;
+    return () => {
+      if (read === null || Date.now() - readAt >= STOPPED_CHECK_MS) {
+        readAt = Date.now();
+        read = this.subscriptions.stoppedAmong(ids).then(
+          (stopped) => new Set(stopped),
+          (error: unknown) => {
+            this.logger.warn({ err: error }, 'Could not read which subscriptions of a billing batch were stopped; charging them');
+            return new Set<number>();
+          },
+        );
+      }
+      return read;
+    };
+  }
+
+  /**
+   * The PIX codes of a batch's charges, from the provider (outside any transaction), each under the id
+   * its sale will have and expiring `pixExpiryDays` after its period fell due, `concurrency` asked at
+   * once: by sale id.
+   */
+  private async pixDocuments(charges: PlannedCharge[], concurrency: number): Promise<Map<number, PaymentDocument>> {
+    const profiles = new Map<number, Promise<SalesProfile>>();
+    const profileOf = (sellerId: number) => profiles.get(sellerId) ?? (profiles.set(sellerId, this.sellers.salesProfile(sellerId)).get(sellerId) as Promise<SalesProfile>);
+    const documents = new Map<number, PaymentDocument>();
+    await forEachConcurrently(charges, concurrency, async ({ subscription, saleId, dueAt }) => {
+      const profile = await profileOf(subscription.sellerId);
+      const pix = await this.provider.createPixCharge({
+        amountCents: subscription.amountCents,
+        txid: `SALE${saleId}`,
+        receiverKey: null,
+        merchantName: profile.merchantName,
+        merchantCity: profile.merchantCity,
+      });
+      const expiresAt = addDays(dueAt, this.dunning.pixExpiryDays);
+      documents.set(saleId, { pixCode: pix.code, pixReceiverKey: pix.receiverKey, boletoCode: null, externalTransactionId: pix.externalId, expiresAt });
+    });
+    return documents;
+  }
+}
+
+const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+
+/** The sale of one charge of a period of the subscription (locked and re-checked), written PENDENTE under the charge's sale id. */
+function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: PaymentDocument | null): Partial<SaleEntity> & { id: number; status: 'PENDENTE' } {
+  const card = current.paymentMethod === 'CREDIT_CARD';
+  return {
+    id: charge.saleId,
+    sellerId: current.sellerId,
+    status: 'PENDENTE',
+    paymentMethod: current.paymentMethod,
+    amountCents: current.amountCents,
+    installments: card ? 1 : null,
+    customerName: current.customerName,
+    customerEmail: current.customerEmail,
+    customerDocumentType: current.customerDocument ? (current.customerDocument.length > 11 ? 'cnpj' : 'cpf') : null,
+    customerDocumentNumber: current.customerDocument,
+    customerPhone: current.customerPhone,
+    cardToken: card ? current.cardToken : null,
+    cardLastFour: card ? (current.cardLastFour ?? '') : null,
+    cardBrand: card ? (current.cardBrand ?? 'UNKNOWN') : null,
+    ...NO_PAYMENT_DOCUMENT,
+    ...(document ?? {}),
+    shipping: null,
+    postbackUrl: current.postbackUrl,
+    tracking: {},
+    metadata: null,
+    subscriptionId: current.id,
+    billingPeriod: charge.period,
+    billingAttempt: charge.attempt,
+  };
+}
+
+/** The one item of a subscription's charge: the plan at the subscription's amount. */
+function chargeItem(current: SubscriptionEntity): Partial<SaleItemEntity> {
+  return { title: current.productName, unitPriceCents: current.amountCents, quantity: 1, tangible: false, productId: current.productId, planId: null, planName: null, externalId: null };
+}
+

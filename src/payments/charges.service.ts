@@ -1,0 +1,222 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { FeeSchedule } from '../domain/fees';
+import { Cents } from '../domain/money';
+import { reserveReleaseEffect } from '../domain/sale-ledger';
+import { SaleEvent } from '../domain/sale-status';
+import { LedgerService } from '../ledger/ledger.service';
+import { chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { TransactionResponse } from '../sales/dto/sale.response';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { toTransaction } from '../sales/sale.presenter';
+import { assertOwnedSale } from '../sales/sales.service';
+import { SalesRepository } from '../sales/sales.repository';
+import { MoneyPipeline, SaleMoveRequest } from './money-pipeline';
+
+/** Rows one scheduler pass handles per kind of work. */
+const BATCH = 500;
+
+const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent> = {
+  APPROVED: 'ACQUIRER_APPROVED',
+  REFUSED: 'ACQUIRER_REFUSED',
+  FAILED: 'PROCESSING_FAILED',
+};
+
+export interface SaleDueWorkSummary {
+  expiredSales: number;
+  releasedReserves: number;
+  recoveredCharges: number;
+  refundedCharges: number;
+}
+
+/**
+ * What the acquirer said of a card sale's charge: its answer, or null when its reference was voided
+ * before any charge was made (nothing charged: the sale fails).
+ */
+export interface ChargeOutcome {
+  saleId: number;
+  charge: ChargeResult | null;
+}
+
+/**
+ * Everything that happens to sales after their creation, through the money pipeline: the acquirer's
+ * answers to card charges (the second commit around a charge, for a sale of the API or a billing
+ * batch alike), provider events (the sandbox route), the scheduled expiry and reserve release, the
+ * recovery of card sales left between their two commits, and the refunds of charges approved after
+ * their subscription stopped. Provider calls are made outside any transaction.
+ */
+@Injectable()
+export class ChargesService {
+  private readonly logger = new Logger(ChargesService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sales: SalesRepository,
+    private readonly pipeline: MoneyPipeline,
+    private readonly ledger: LedgerService,
+    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * The acquirer's answers to card charges, in one transaction on the sales locked by it: EM_PROCESSAMENTO
+   * moves by its answer (FALHA when nothing was charged); a sale the recovery job already marked FALHA is
+   * paid by a late approval (the FALHA retry of spec 3.1); a sale already resolved is left as it is.
+   * `within` runs last in the same transaction with the sales as they are then (the API saves its answer
+   * for replays there). The sales as they are afterwards, by id.
+   */
+  async applyOutcomes<T = void>(
+    outcomes: ChargeOutcome[],
+    now: Date,
+    schedules?: ReadonlyMap<number, FeeSchedule>,
+    within?: (manager: EntityManager, sales: Map<number, SaleEntity>) => Promise<T>,
+  ): Promise<{ sales: Map<number, SaleEntity>; moved: number; result: T | undefined }> {
+    const charges = new Map(outcomes.map((outcome) => [outcome.saleId, outcome.charge]));
+    return this.dataSource.transaction(async (manager) => {
+      const locked = await this.sales.findByIdsForUpdate([...charges.keys()], manager);
+      const moves = locked.flatMap((sale): SaleMoveRequest[] => {
+        const charge = charges.get(sale.id) ?? null;
+        if (sale.status === 'EM_PROCESSAMENTO') {
+          return [charge ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId } } : { sale, event: 'PROCESSING_FAILED' }];
+        }
+        if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId } }];
+        return [];
+      });
+      const done = await this.pipeline.commit(manager, { sales: moves }, now, schedules);
+      const sales = new Map(locked.map((sale) => [sale.id, done.sales.get(sale.id) ?? sale]));
+      return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
+    });
+  }
+
+  /**
+   * `applyOutcomes` for a batch, or, if the batch cannot be saved, for each outcome alone (one that
+   * still fails is left EM_PROCESSAMENTO to the recovery job, which asks the acquirer again). How many
+   * sales moved.
+   */
+  async applyOutcomesOrEach(outcomes: ChargeOutcome[], now: Date, schedules?: ReadonlyMap<number, FeeSchedule>): Promise<number> {
+    if (outcomes.length === 0) return 0;
+    try {
+      return (await this.applyOutcomes(outcomes, now, schedules)).moved;
+    } catch (error) {
+      if (outcomes.length === 1) {
+        this.logger.error({ err: error, saleId: outcomes[0].saleId }, 'A charge answered but its outcome was not saved; the recovery job will apply it');
+        return 0;
+      }
+      this.logger.warn({ err: error, charges: outcomes.length }, 'Applying a batch of charge outcomes failed; applying them one by one');
+    }
+    let moved = 0;
+    for (const outcome of outcomes) moved += await this.applyOutcomesOrEach([outcome], now, schedules);
+    return moved;
+  }
+
+  /** A provider event (sandbox route): the move of spec 3.1 with its balance effect, in one transaction. */
+  async applyEvent(sellerId: number, saleId: number, event: SaleEvent, now = new Date()): Promise<TransactionResponse> {
+    return this.dataSource.transaction(async (manager) => {
+      const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
+      assertOwnedSale(sale ?? null, sellerId, saleId);
+      const done = await this.pipeline.commit(manager, { sales: [{ sale, event }] }, now);
+      return toTransaction(done.sales.get(saleId) as SaleEntity, await this.sales.itemsOf(saleId, manager));
+    });
+  }
+
+  /**
+   * What the scheduled jobs do to sales at `now`, for one seller or (null) for all: PENDENTE PIX and
+   * boletos past their expiry become CANCELADO; card reserves past their holding period go back to
+   * available; card sales left EM_PROCESSAMENTO are resolved with the provider (by the real clock,
+   * whatever `now` says: a caller cannot hurry the recovery of a charge that may still be on its way);
+   * refunds due are made.
+   */
+  async runDueWork(now: Date, sellerId: number | null): Promise<SaleDueWorkSummary> {
+    const expiredSales = await this.dataSource.transaction(async (manager) => {
+      const ids = await this.sales.claimExpired(now, sellerId, BATCH, manager);
+      const sales = await this.sales.findByIdsForUpdate(ids, manager);
+      await this.pipeline.commit(manager, { sales: sales.map((sale) => ({ sale, event: 'EXPIRED' as const })) }, now);
+      return sales.length;
+    });
+    const releasedReserves = await this.dataSource.transaction(async (manager) => {
+      const ids = await this.sales.claimReservesDue(now, sellerId, BATCH, manager);
+      const due = (await this.sales.findByIdsForUpdate(ids, manager)).filter((sale) => sale.reserveAmountCents);
+      await this.sales.settleReserves(
+        due.map((sale) => sale.id),
+        now,
+        manager,
+      );
+      await this.ledger.post(
+        manager,
+        due.map((sale) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents as Cents) })),
+      );
+      return due.length;
+    });
+    const recoveredCharges = await this.recoverCharges(sellerId);
+    const refundedCharges = await this.refundDue(null, new Date(), sellerId);
+    return { expiredSales, releasedReserves, recoveredCharges, refundedCharges };
+  }
+
+  /**
+   * Paid sales marked refund_due_at (a card charge the acquirer approved after its subscription was
+   * cancelled or paused): each refunded by the acquirer outside any transaction (idempotent by
+   * reference), then all moved PAGO → ESTORNADO with their ledger postings and postbacks in one
+   * transaction. Among `saleIds`, or (null) every one due, of one seller or all: the recovery job
+   * finishes what a crash left between the two. A refund that fails stays due for the next pass.
+   */
+  async refundDue(saleIds: number[] | null, now: Date, sellerId: number | null = null): Promise<number> {
+    const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH);
+    const refunded: number[] = [];
+    for (const { id } of due) {
+      try {
+        await this.provider.refundCharge(chargeReference(id));
+        refunded.push(id);
+      } catch (error) {
+        this.logger.warn({ err: error, saleId: id }, 'Could not refund a charge approved after its subscription stopped; retrying later');
+      }
+    }
+    if (refunded.length === 0) return 0;
+    return this.dataSource.transaction(async (manager) => {
+      const sales = (await this.sales.findByIdsForUpdate(refunded, manager)).filter((sale) => sale.status === 'PAGO' && sale.refundDueAt);
+      await this.pipeline.commit(manager, { sales: sales.map((sale) => ({ sale, event: 'REFUNDED' as const })) }, now);
+      return sales.length;
+    });
+  }
+
+  /**
+   * Card sales left EM_PROCESSAMENTO for longer than PROVIDER_RECOVERY_AFTER_SECONDS: claimed under the
+   * recovery lease (so several instances never ask twice at once), the provider asked about each
+   * reference outside any transaction: the charge it made is applied; when it has none, the reference is
+   * voided first (a charge still on its way is then refused, never made) and the sale becomes FALHA.
+   * Either way each sale ends with at most one charge, its record in the right state.
+   */
+  async recoverCharges(sellerId: number | null): Promise<number> {
+    const ids = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH);
+    const outcomes = await this.askProvider(ids, (reference) => this.provider.findCharge(reference).then((charge) => charge ?? this.provider.voidCharge(reference)));
+    return this.applyOutcomesOrEach(outcomes, new Date());
+  }
+
+  /**
+   * Card sales whose subscription was stopped while their charge was between its two commits: each
+   * reference voided outside any transaction (a charge still on its way is then refused and the sale
+   * fails; a charge the acquirer made first is applied, which marks it to be refunded), then refunded.
+   * What fails here is left to the recovery job and to refundDue's pass, which settle it the same way.
+   */
+  async settleChargesOfStopped(subscriptionIds: number[], now: Date): Promise<void> {
+    const inFlight = await this.sales.inProcessingOfSubscriptions(subscriptionIds);
+    if (inFlight.length === 0) return;
+    const outcomes = await this.askProvider(inFlight, (reference) => this.provider.voidCharge(reference));
+    await this.applyOutcomesOrEach(outcomes, now);
+    await this.refundDue(inFlight, now).catch((error: unknown) => this.logger.warn({ err: error }, 'Refunds of charges approved after their subscription stopped are left to the recovery job'));
+  }
+
+  /** The provider's answer about each sale's charge reference (outside any transaction); a sale whose question fails is left for later. */
+  private async askProvider(saleIds: number[], ask: (reference: string) => Promise<ChargeResult | null>): Promise<ChargeOutcome[]> {
+    const outcomes: ChargeOutcome[] = [];
+    for (const saleId of saleIds) {
+      try {
+        outcomes.push({ saleId, charge: await ask(chargeReference(saleId)) });
+      } catch (error) {
+        this.logger.warn({ err: error, saleId }, 'Could not settle a card charge with the provider; retrying later');
+      }
+    }
+    return outcomes;
+  }
+}

@@ -1,0 +1,272 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { addDays, boletoDueDate } from '../domain/dates';
+import { cents } from '../domain/money';
+import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmentsOf, isCardMethod, withoutCardSecrets } from '../domain/sale-request';
+import { addCycle, BillingCycle } from '../domain/subscription-billing';
+import { IdempotencyService, IdempotentRequest, PriorUse } from '../idempotency/idempotency.service';
+import { NotificationsService } from '../notifications/notifications.service';
+import { CardToken, chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { CreateSaleDto } from '../sales/dto/create-sale.dto';
+import { CreateSaleResponse } from '../sales/dto/sale.response';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { SaleItemEntity } from '../sales/entities/sale-item.entity';
+import { pixQrCodeDataUri } from '../sales/pix-qr-code';
+import { toCreateSaleResponse } from '../sales/sale.presenter';
+import { SalesRepository } from '../sales/sales.repository';
+import { SalesProfile, SellerService } from '../seller/seller.service';
+import { toSaleSubscription } from '../subscriptions/subscription.presenter';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { ChargesService } from './charges.service';
+import { MoneyPipeline } from './money-pipeline';
+
+const SCOPE = 'POST /api/sales';
+
+export interface CreatedSale {
+  status: number;
+  body: CreateSaleResponse;
+  replayed: boolean;
+}
+
+/** What the provider gave a PIX or boleto sale before it is written. */
+export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
+
+/**
+ * Sale creation (POST /api/sales), with the subscription a sale opens. No provider call runs inside a
+ * transaction: a PIX code or boleto is asked for before the sale is written (under an id taken from the
+ * sequence); a card sale is committed EM_PROCESSAMENTO first (through the money pipeline), charged with
+ * its id as the provider's reference, and its answer applied in a second transaction (ChargesService).
+ */
+@Injectable()
+export class CheckoutService {
+  private readonly logger = new Logger(CheckoutService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sales: SalesRepository,
+    private readonly subscriptions: SubscriptionsRepository,
+    private readonly pipeline: MoneyPipeline,
+    private readonly charges: ChargesService,
+    private readonly sellers: SellerService,
+    private readonly idempotency: IdempotencyService,
+    private readonly notifications: NotificationsService,
+    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+  ) {}
+
+  async create(sellerId: number, request: CreateSaleDto, idempotencyKey: string | undefined): Promise<CreatedSale> {
+    checkSaleRules(request);
+    const idempotent = this.idempotency.prepare(sellerId, SCOPE, idempotencyKey, withoutCardSecrets(request));
+    const prior = await this.idempotency.priorUse(idempotent);
+    if (prior) return this.answerPriorUse(prior);
+    const profile = await this.sellers.salesProfile(sellerId);
+    checkPaymentPermission(request.paymentMethod, profile);
+    if (request.postbackUrl) await this.notifications.assertPostbackUrl(request.postbackUrl);
+    return isCardMethod(request.paymentMethod)
+      ? this.createCardSale(sellerId, request, profile, idempotent)
+      : this.createDocumentSale(sellerId, request, profile, idempotent);
+  }
+
+  /** PIX, boleto and transfer: the provider's document first, then the sale, its key and its answer in one transaction. */
+  private async createDocumentSale(sellerId: number, request: CreateSaleDto, profile: SalesProfile, idempotent: IdempotentRequest | null): Promise<CreatedSale> {
+    const now = new Date();
+    const saleId = await this.sales.nextId();
+    const document = await this.paymentDocument(saleId, request, profile, now);
+    const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      const prior = await this.idempotency.claim(manager, idempotent);
+      if (prior) return prior;
+      const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
+      const subscriptionId = await this.openSubscription(manager, columns, request, now);
+      const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
+      const body = await this.withSubscription(toCreateSaleResponse(sale, qrCode), sale, manager);
+      await this.idempotency.attachResource(manager, idempotent, sale.id);
+      await this.idempotency.saveResponse(manager, idempotent, 201, body);
+      return body;
+    });
+    return 'kind' in outcome ? this.answerPriorUse(outcome) : { status: 201, body: outcome, replayed: false };
+  }
+
+  private async paymentDocument(saleId: number, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {
+    const none: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+    const amountCents = cents(request.amount);
+    switch (request.paymentMethod) {
+      case 'PIX': {
+        const pix = await this.provider.createPixCharge({
+          amountCents,
+          txid: `SALE${saleId}`,
+          receiverKey: request.pix?.key ?? null,
+          merchantName: profile.merchantName,
+          merchantCity: profile.merchantCity,
+        });
+        const expiresAt = request.pix?.expiresInDays ? addDays(now, request.pix.expiresInDays) : null;
+        return { ...none, pixCode: pix.code, pixReceiverKey: pix.receiverKey, externalTransactionId: pix.externalId, expiresAt };
+      }
+      case 'BOLETO': {
+        const due = boletoDueDate(now, request.boleto?.expiresInDays ?? DEFAULT_BOLETO_DAYS);
+        const boleto = await this.provider.createBoleto({ amountCents, dueDate: due.dueDate, reference: saleId });
+        return { ...none, boletoCode: boleto.code, externalTransactionId: boleto.externalId, expiresAt: due.expiresAt };
+      }
+      case 'TRANSFER':
+        return { ...none, externalTransactionId: `trf_${saleId}` };
+      case 'CREDIT_CARD':
+      case 'DEBIT_CARD':
+        throw new Error('A card sale is charged (createCardSale), not issued a payment document');
+    }
+  }
+
+  /**
+   * Card sales, in two commits around the charge: (1) the sale EM_PROCESSAMENTO with its idempotency
+   * claim; (2) outside any transaction, the charge with the sale's id as reference; (3) the answer
+   * applied and saved for replays. If (2) or (3) fails the sale stays EM_PROCESSAMENTO, the request is
+   * answered with that state, and the recovery job resolves it by asking the provider.
+   */
+  private async createCardSale(sellerId: number, request: CreateSaleDto, profile: SalesProfile, idempotent: IdempotentRequest | null): Promise<CreatedSale> {
+    const now = new Date();
+    const card = await this.provider.tokenizeCard(request.card as NonNullable<CreateSaleDto['card']>);
+    const saleId = await this.sales.nextId();
+    const opened = await this.dataSource.transaction(async (manager) => {
+      const prior = await this.idempotency.claim(manager, idempotent);
+      if (prior) return prior;
+      const columns = { ...this.saleColumns(sellerId, request), ...cardColumns(card), id: saleId, status: 'PENDENTE' as const };
+      const subscriptionId = await this.openSubscription(manager, columns, request, now);
+      const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
+      await this.idempotency.attachResource(manager, idempotent, sale.id);
+      const done = await this.pipeline.commit(manager, { sales: [{ sale, event: 'SENT_TO_ACQUIRER' }] }, now, new Map([[sellerId, profile.fees]]));
+      return done.sales.get(sale.id) as SaleEntity;
+    });
+    if ('kind' in opened) return this.answerPriorUse(opened);
+    const answerOpened = async () => ({ status: 201, body: await this.withSubscription(toCreateSaleResponse(await this.currentOr(opened), null), opened), replayed: false });
+
+    let charge: ChargeResult;
+    try {
+      charge = await this.provider.chargeCard({
+        reference: chargeReference(opened.id),
+        token: card.token,
+        amountCents: opened.amountCents,
+        installments: opened.installments ?? 1,
+        kind: 'FIRST',
+      });
+    } catch (error) {
+      this.logger.error({ err: error, saleId: opened.id }, 'Card charge did not answer; the sale stays EM_PROCESSAMENTO for the recovery job');
+      return answerOpened();
+    }
+    try {
+      const { result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge }], new Date(), new Map([[sellerId, profile.fees]]), async (manager, sales) => {
+        const moved = sales.get(opened.id) as SaleEntity;
+        const answer = await this.withSubscription(toCreateSaleResponse(moved, null), moved, manager);
+        await this.idempotency.saveResponse(manager, idempotent, 201, answer);
+        return answer;
+      });
+      return { status: 201, body: result as CreateSaleResponse, replayed: false };
+    } catch (error) {
+      this.logger.error({ err: error, saleId: opened.id }, 'Card charge answered but its outcome was not saved; the recovery job will apply it');
+      return answerOpened();
+    }
+  }
+
+  /** The sale as it is now (another path may have moved it), or `fallback` when it cannot be read. */
+  private async currentOr(fallback: SaleEntity): Promise<SaleEntity> {
+    return (await this.sales.findById(fallback.id).catch(() => null)) ?? fallback;
+  }
+
+  /** A key used before: its saved answer, or (first request between its commits) the sale as it is now. */
+  private async answerPriorUse(prior: PriorUse): Promise<CreatedSale> {
+    if (prior.kind === 'REPLAY') return { status: prior.status, body: prior.body as CreateSaleResponse, replayed: true };
+    const sale = (await this.sales.findById(prior.resourceId)) as SaleEntity;
+    return { status: 201, body: await this.withSubscription(toCreateSaleResponse(sale, null), sale), replayed: true };
+  }
+
+  /**
+   * Opens the subscription (PENDING) of a sale with subscription.enabled, in the sale's transaction,
+   * from the sale's columns (customer, amount, card token); its id, or null.
+   */
+  private async openSubscription(manager: EntityManager, sale: Partial<SaleEntity>, request: CreateSaleDto, now: Date): Promise<number | null> {
+    if (!request.subscription?.enabled) return null;
+    const cycle = request.subscription.billingCycle as BillingCycle;
+    const item = request.items[0];
+    const productName = item?.title ?? 'Subscription';
+    const productId = await this.subscriptions.productIdFor(sale.sellerId as number, productName, item?.productId ?? null, manager);
+    return this.subscriptions.insert(
+      {
+        sellerId: sale.sellerId,
+        status: 'PENDING',
+        billingCycle: cycle,
+        amountCents: sale.amountCents,
+        paymentMethod: sale.paymentMethod as 'PIX' | 'CREDIT_CARD',
+        cardToken: sale.cardToken ?? null,
+        cardLastFour: sale.cardLastFour ?? null,
+        cardBrand: sale.cardBrand ?? null,
+        customerName: sale.customerName,
+        customerEmail: sale.customerEmail,
+        customerDocument: sale.customerDocumentNumber ?? null,
+        customerPhone: sale.customerPhone ?? null,
+        productId,
+        productName,
+        metadata: {},
+        postbackUrl: sale.postbackUrl ?? null,
+        trialDays: request.subscription.trialDays ?? 0,
+        // platform.md §7: creation + the cycle while PENDING, recomputed from the first confirmed payment.
+        nextBillingDate: addCycle(now, cycle),
+        currentPeriod: 0,
+        periodDueAt: now,
+        periodAttempts: 1,
+        totalBillings: 1,
+        lastPaymentStatus: 'PENDENTE',
+      },
+      manager,
+    );
+  }
+
+  /** The creation answer with `sale.subscription` (spec 2.5) when the sale created a subscription. */
+  private async withSubscription(body: CreateSaleResponse, sale: SaleEntity, manager?: EntityManager): Promise<CreateSaleResponse> {
+    if (sale.subscriptionId === null) return body;
+    const subscription = await this.subscriptions.findById(sale.subscriptionId, manager);
+    return subscription ? { ...body, sale: { ...body.sale, subscription: toSaleSubscription(subscription) } } : body;
+  }
+
+  private saleColumns(sellerId: number, request: CreateSaleDto): Partial<SaleEntity> {
+    const tracking = Object.fromEntries(
+      (['utmSource', 'utmMedium', 'utmCampaign', 'utmContent', 'utmTerm', 'src', 'sck'] as const)
+        .filter((key) => request[key] !== undefined)
+        .map((key) => [key, request[key] as string]),
+    );
+    return {
+      sellerId,
+      paymentMethod: request.paymentMethod,
+      amountCents: cents(request.amount),
+      installments: request.paymentMethod === 'CREDIT_CARD' ? installmentsOf(request) : null,
+      customerName: request.customer.name,
+      customerEmail: request.customer.email,
+      customerDocumentType: request.customer.document?.type ?? null,
+      customerDocumentNumber: request.customer.document?.number ?? null,
+      customerPhone: request.customer.phone ?? null,
+      shipping: request.shipping ? { ...request.shipping } : null,
+      postbackUrl: request.postbackUrl ?? null,
+      tracking,
+      metadata: request.metadata ?? null,
+    };
+  }
+
+  private itemRows(request: CreateSaleDto): Array<Partial<SaleItemEntity>> {
+    return request.items.map((item) => ({
+      title: item.title,
+      unitPriceCents: cents(item.unitPrice),
+      quantity: item.quantity,
+      tangible: item.tangible,
+      productId: item.productId ?? null,
+      planId: item.planId ?? null,
+      planName: item.planName ?? null,
+      externalId: item.id ?? null,
+    }));
+  }
+}
+
+function billingColumns(subscriptionId: number | null): Partial<SaleEntity> {
+  return subscriptionId === null ? {} : { subscriptionId, billingPeriod: 0, billingAttempt: 0 };
+}
+
+function cardColumns(card: CardToken): Partial<SaleEntity> {
+  return { cardToken: card.token, cardLastFour: card.lastFour, cardBrand: card.brand };
+}
+

@@ -1,0 +1,240 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { DomainError } from '../domain/domain-error';
+import { FeeSchedule } from '../domain/fees';
+import { planSaleMove } from '../domain/sale-move';
+import { SaleEvent, SaleStatus } from '../domain/sale-status';
+import { DEFAULT_DUNNING, DunningPolicy } from '../domain/subscription-billing';
+import { chargeOutcome, isStopped, subscriptionChangeOnCharge, SubscriptionColumns, subscriptionTransition } from '../domain/subscription-outcome';
+import { SubscriptionEvent, SubscriptionStatus } from '../domain/subscription-status';
+import { LedgerPosting, LedgerService } from '../ledger/ledger.service';
+import { NotificationsService, StatusChange } from '../notifications/notifications.service';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { toTransaction } from '../sales/sale.presenter';
+import { SalesRepository } from '../sales/sales.repository';
+import { SellerService } from '../seller/seller.service';
+import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
+import { toSubscription } from '../subscriptions/subscription.presenter';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+
+/** A sale to move by `event`, locked by the caller in this transaction; `extra` columns are saved with the move. */
+export interface SaleMoveRequest {
+  sale: SaleEntity;
+  event: SaleEvent;
+  extra?: Partial<SaleEntity>;
+}
+
+/** A subscription to move by `event` (or only to change, without one), locked by the caller in this transaction. */
+export interface SubscriptionMoveRequest {
+  subscription: SubscriptionEntity;
+  event: SubscriptionEvent | null;
+  changes: SubscriptionColumns;
+}
+
+/** What one unit of work does to money: any number of sales and subscriptions, in one transaction. */
+export interface UnitOfWork {
+  /** Moved first, in order; each may move its subscription (domain/subscription-outcome.ts decides). */
+  sales?: SaleMoveRequest[];
+  /** Moved after the sales, in order. */
+  subscriptions?: SubscriptionMoveRequest[];
+  /** Sales this unit wrote (a PIX renewal): announced to their postbackUrl with no previous status. */
+  opened?: SaleEntity[];
+}
+
+export interface WorkDone {
+  /** Every sale moved, as it is afterwards, by id. */
+  sales: Map<number, SaleEntity>;
+  /** Every subscription changed, as it is afterwards, by id. */
+  subscriptions: Map<number, SubscriptionEntity>;
+}
+
+/** A subscription as the unit of work changes it: as locked, as it is now, what to save, its status changes to announce. */
+interface TrackedSubscription {
+  before: SubscriptionEntity;
+  current: SubscriptionEntity;
+  columns: SubscriptionColumns;
+  changes: Array<{ previous: SubscriptionStatus; status: SubscriptionStatus; data: SubscriptionEntity | null }>;
+  /** Stopped (cancelled or paused) by this unit, its open charges not yet cancelled. */
+  stopping: boolean;
+}
+
+/**
+ * The one pipeline every money step goes through, always in batch form (a single move is a batch of
+ * one), inside the caller's transaction and in one direction: the sales' moves are planned by the
+ * domain (status table, fees, ledger effect), each moves its subscription by the domain's decision,
+ * the subscriptions' own moves follow, and a subscription this unit stops has its open charges
+ * cancelled in the same unit (their lapse counted on it as it is then). Only then is anything written:
+ * the sales with their status lines, the ledger postings and balances, the subscriptions, the refund
+ * marks, and every postback in one statement, each built from the rows as they are saved. No hook, no
+ * call back into a caller, no re-entrance.
+ */
+@Injectable()
+export class MoneyPipeline {
+  private readonly dunning: DunningPolicy;
+
+  constructor(
+    private readonly sales: SalesRepository,
+    private readonly subscriptions: SubscriptionsRepository,
+    private readonly sellers: SellerService,
+    private readonly ledger: LedgerService,
+    private readonly notifications: NotificationsService,
+    config: AppConfig,
+  ) {
+    this.dunning = { ...DEFAULT_DUNNING, ...config.subscriptionDunning };
+  }
+
+  /**
+   * Does `work` at `now` in the caller's transaction. `schedules` holds the fee schedules the caller
+   * read before its transaction (a seller missing from it is read here). Throws CONFLICT, and so rolls
+   * the caller back, if a sale was moved by someone else first.
+   */
+  async commit(manager: EntityManager, work: UnitOfWork, now: Date, schedules: ReadonlyMap<number, FeeSchedule> = new Map()): Promise<WorkDone> {
+    const fees = await this.feesFor(manager, work, schedules);
+    const tracked = new Map<number, TrackedSubscription>();
+    const track = (subscription: SubscriptionEntity) => {
+      const known = tracked.get(subscription.id);
+      if (known) return known;
+      const fresh: TrackedSubscription = { before: subscription, current: subscription, columns: {}, changes: [], stopping: false };
+      tracked.set(subscription.id, fresh);
+      return fresh;
+    };
+    for (const { subscription } of work.subscriptions ?? []) track(subscription);
+
+    const moves: Array<{ sale: SaleEntity; moved: SaleEntity; changes: Partial<SaleEntity> & { status: SaleStatus }; posting: LedgerPosting | null }> = [];
+    const moving = new Set<number>();
+    const refunds: number[] = [];
+    const moveSales = async (requests: SaleMoveRequest[]) => {
+      const planned = requests.map(({ sale, event, extra }) => {
+        const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
+        const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
+        const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect } : null;
+        return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting };
+      });
+      // The subscriptions these moves concern, locked at once (those not tracked yet).
+      const concerned = planned.filter(({ sale, moved }) => sale.subscriptionId !== null && chargeOutcome(moved.status, sale.status) !== null);
+      const unlocked = [...new Set(concerned.map(({ sale }) => sale.subscriptionId as number))].filter((id) => !tracked.has(id));
+      for (const subscription of await this.subscriptions.findByIdsForUpdate(unlocked, manager)) track(subscription);
+      for (const move of planned) {
+        moves.push(move);
+        moving.add(move.sale.id);
+        const subscription = move.sale.subscriptionId === null ? undefined : tracked.get(move.sale.subscriptionId);
+        if (!subscription) continue;
+        const change = subscriptionChangeOnCharge(subscription.current, move.moved, move.sale.status, now, this.dunning);
+        if (!change) continue;
+        step(subscription, change.event, change.changes, now);
+        if (change.refund) refunds.push(move.sale.id);
+      }
+    };
+
+    await moveSales(work.sales ?? []);
+    for (const { subscription, event, changes } of work.subscriptions ?? []) step(track(subscription), event, changes, now);
+    // Nothing of a cancelled or paused subscription can be paid afterwards: its open charges are cancelled
+    // in this unit, and their lapse is counted on it as it is then (a stop they cause is followed too).
+    for (;;) {
+      const stopping = [...tracked.values()].filter((subscription) => subscription.stopping);
+      if (stopping.length === 0) break;
+      stopping.forEach((subscription) => (subscription.stopping = false));
+      const open = await this.sales.findOpenChargesForUpdate(
+        stopping.map(({ current }) => ({ subscriptionId: current.id, period: null })),
+        manager,
+      );
+      await moveSales(open.filter((sale) => !moving.has(sale.id)).map((sale) => ({ sale, event: 'CANCELLED' as const })));
+    }
+
+    return this.write(manager, { moves, tracked, refunds, opened: work.opened ?? [] }, now);
+  }
+
+  private async write(
+    manager: EntityManager,
+    unit: { moves: Array<{ sale: SaleEntity; moved: SaleEntity; changes: Partial<SaleEntity> & { status: SaleStatus }; posting: LedgerPosting | null }>; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: SaleEntity[] },
+    now: Date,
+  ): Promise<WorkDone> {
+    const { moves, tracked, refunds, opened } = unit;
+    if (moves.length > 0) {
+      const saved = await this.sales.updateStatusesIfCurrent(
+        moves.map(({ sale, changes }) => ({ id: sale.id, expected: sale.status, changes })),
+        manager,
+      );
+      const lost = moves.find(({ sale }) => !saved.has(sale.id));
+      if (lost) throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
+    }
+    await this.ledger.post(
+      manager,
+      moves.flatMap(({ posting }) => (posting ? [posting] : [])),
+    );
+    const changed = [...tracked.values()].filter((subscription) => Object.keys(subscription.columns).length > 0);
+    await this.subscriptions.updateMany(
+      changed.map(({ before, columns }) => ({ id: before.id, changes: columns as Partial<SubscriptionEntity> })),
+      manager,
+    );
+    await this.sales.markRefundDue(refunds, now, manager);
+
+    const announced = [...opened.map((sale) => ({ sale, moved: sale, previous: null })), ...moves.map(({ sale, moved }) => ({ sale, moved, previous: sale.status }))].filter(
+      ({ sale }) => sale.postbackUrl,
+    );
+    const items = await this.sales.itemsOfMany(
+      announced.map(({ sale }) => sale.id),
+      manager,
+    );
+    const saleChanges: Array<StatusChange<unknown>> = announced.map(({ sale, moved, previous }) => ({
+      sellerId: sale.sellerId,
+      resourceId: sale.id,
+      url: sale.postbackUrl as string,
+      previousStatus: previous,
+      status: moved.status,
+      changedAt: now,
+      data: toTransaction(moved, items.get(sale.id) ?? []),
+    }));
+    const subscriptionChanges: Array<StatusChange<unknown>> = changed
+      .filter(({ before }) => before.postbackUrl)
+      .flatMap(({ before, current, changes }) =>
+        changes.map(({ previous, status, data }) => ({
+          sellerId: before.sellerId,
+          resourceId: before.id,
+          url: before.postbackUrl as string,
+          previousStatus: previous,
+          status,
+          changedAt: now,
+          data: toSubscription(data ?? current),
+        })),
+      );
+    await this.notifications.enqueueStatusChanges(manager, { sales: saleChanges, subscriptions: subscriptionChanges });
+    return {
+      sales: new Map(moves.map(({ moved }) => [moved.id, moved])),
+      subscriptions: new Map(changed.map(({ current }) => [current.id, current])),
+    };
+  }
+
+  /** The fee schedules of every seller whose sales move: the caller's, and those it did not read (one query). */
+  private async feesFor(manager: EntityManager, work: UnitOfWork, schedules: ReadonlyMap<number, FeeSchedule>): Promise<ReadonlyMap<number, FeeSchedule>> {
+    const sellers = new Set([...(work.sales ?? []).map(({ sale }) => sale.sellerId), ...(work.subscriptions ?? []).map(({ subscription }) => subscription.sellerId)]);
+    const missing = [...sellers].filter((sellerId) => !schedules.has(sellerId));
+    if (missing.length === 0) return schedules;
+    const read = await this.sellers.feeSchedulesOf(missing, manager);
+    return new Map([...schedules, ...read]);
+  }
+}
+
+/**
+ * One change of a tracked subscription, by the table of spec 3.2: its columns folded into what is saved;
+ * a status change is announced with the row as it is when the next change comes, or as saved at the end.
+ */
+function step(subscription: TrackedSubscription, event: SubscriptionEvent | null, changes: SubscriptionColumns, now: Date): void {
+  const from = subscription.current.status;
+  const { next, columns } = subscriptionTransition(from, event, changes);
+  if (next !== from) {
+    const open = subscription.changes[subscription.changes.length - 1];
+    if (open && open.data === null) open.data = subscription.current;
+    subscription.changes.push({ previous: from, status: next, data: null });
+    if (isStopped(next)) subscription.stopping = true;
+  }
+  subscription.current = { ...subscription.current, ...columns, updatedAt: now } as SubscriptionEntity;
+  subscription.columns = { ...subscription.columns, ...columns };
+}
+
+function feesOf(schedules: ReadonlyMap<number, FeeSchedule>, sellerId: number): FeeSchedule {
+  const schedule = schedules.get(sellerId);
+  if (!schedule) throw new Error(`No fee schedule read for seller ${sellerId}`);
+  return schedule;
+}

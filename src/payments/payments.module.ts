@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { LedgerModule } from '../ledger/ledger.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { ProvidersModule } from '../providers/providers.module';
+import { SalesModule } from '../sales/sales.module';
+import { SellerModule } from '../seller/seller.module';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { BillingService } from './billing.service';
+import { ChargesService } from './charges.service';
+import { CheckoutService } from './checkout.service';
+import { MoneyPipeline } from './money-pipeline';
+import { PaymentsScheduler } from './payments.scheduler';
+import { SalesController } from './sales.controller';
+import { SubscriptionActionsController } from './subscription-actions.controller';
+import { SubscriptionActionsService } from './subscription-actions.service';
+
+/**
+ * The money wing, above sales and subscriptions (which only hold their rows and reads and never import
+ * each other): the money pipeline that owns every unit of work, sale creation, the acquirer's answers
+ * and the sales' scheduled work, the billing job and the seller's moves of subscriptions.
+ */
+@Module({
+  imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
+  controllers: [SalesController, SubscriptionActionsController],
+  providers: [MoneyPipeline, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
+  exports: [ChargesService, BillingService, SubscriptionActionsService],
+})
+export class PaymentsModule {}

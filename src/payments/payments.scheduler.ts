@@ -1,0 +1,36 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { ExclusiveJob } from '../common/jobs/exclusive-job';
+import { BillingService, BillingSummary } from './billing.service';
+import { ChargesService, SaleDueWorkSummary } from './charges.service';
+
+/**
+ * The money wing's jobs, every minute, in every instance: each claims its work (FOR UPDATE SKIP LOCKED,
+ * and the lease of src/database/leases.ts where the work outlives a transaction), so instances share
+ * it and never do a piece twice.
+ * - Sales: PIX and boletos past their expiry cancelled, card reserves past their holding period
+ *   released, card sales left between their two commits resolved with the provider, refunds due made.
+ * - Billing: renewals, card retries on the dunning schedule, PAST_DUE grace handling, PIX renewals
+ *   overdue and cancellations at period end; each (subscription, period, attempt) is one sale by a
+ *   unique index, so a period is never charged twice.
+ */
+@Injectable()
+export class PaymentsScheduler {
+  private readonly salesJob = new ExclusiveJob<SaleDueWorkSummary>(new Logger('SalesScheduler'), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges + s.refundedCharges > 0);
+  private readonly billingJob = new ExclusiveJob<BillingSummary>(new Logger('SubscriptionsScheduler'), 'Subscription billing', (s) => Object.values(s).some((count) => count > 0));
+
+  constructor(
+    private readonly charges: ChargesService,
+    private readonly billing: BillingService,
+  ) {}
+
+  @Cron(CronExpression.EVERY_MINUTE, { name: 'sales-due-work' })
+  runDueWork(): Promise<void> {
+    return this.salesJob.run(() => this.charges.runDueWork(new Date(), null));
+  }
+
+  @Cron(CronExpression.EVERY_MINUTE, { name: 'subscription-billing' })
+  runBilling(): Promise<void> {
+    return this.billingJob.run(() => this.billing.runBilling(new Date(), null));
+  }
+}
