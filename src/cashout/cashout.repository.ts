@@ -2,8 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { Lease } from '../database/leases';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
+
+/** The payout recovery job's lease on a withdrawal (provider_checked_at, a minute), taken by claimUnsentPayouts. */
+const PAYOUT_LEASE = new Lease({ table: 'withdrawals', column: 'provider_checked_at', duration: '1 minute' });
 
 @Injectable()
 export class CashoutRepository {
@@ -36,15 +40,13 @@ export class CashoutRepository {
    * together do not send it at once.
    */
   async claimUnsentPayouts(ageSeconds: number, sellerId: number | null, limit: number): Promise<number[]> {
-    const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
-      `UPDATE withdrawals SET provider_checked_at = now()
-        WHERE id IN (
-          SELECT id FROM withdrawals
-           WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= now() - make_interval(secs => $1)
-             AND ($2::int IS NULL OR seller_id = $2)
-             AND (provider_checked_at IS NULL OR provider_checked_at < now() - interval '1 minute')
-           ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
+    const rows = await PAYOUT_LEASE.claim(
+      this.dataSource,
+      `SELECT id FROM withdrawals
+        WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= now() - make_interval(secs => $1)
+          AND ($2::int IS NULL OR seller_id = $2)
+          AND ${PAYOUT_LEASE.free()}
+        ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [ageSeconds, sellerId, limit],
     );
     return rows.map((row) => row.id);

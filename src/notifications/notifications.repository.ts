@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { Lease } from '../database/leases';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
 import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
@@ -11,6 +12,12 @@ export interface DueEvent {
   id: string;
   attempts: number;
 }
+
+/**
+ * The relay's lease on an outbox event (enqueued_at): taken when the event is handed to the queue, for
+ * the claim's `staleSeconds` (its parameter $2), so that a job lost with Redis is handed over again.
+ */
+const ENQUEUED_LEASE = new Lease({ table: 'outbox_events', column: 'enqueued_at', idType: 'bigint', duration: { secondsParam: 2 } });
 
 @Injectable()
 export class NotificationsRepository {
@@ -67,23 +74,22 @@ export class NotificationsRepository {
    * one sale's events go out one at a time in order. SKIP LOCKED lets several relays share the work.
    */
   async claimDue(limit: number, staleSeconds: number): Promise<DueEvent[]> {
-    const [rows]: [Array<{ id: string; attempts: number }>] = await this.dataSource.query(
-      `UPDATE outbox_events SET enqueued_at = now()
-        WHERE id IN (
-          SELECT e.id FROM outbox_events e
-           WHERE e.status = 'PENDING' AND e.next_attempt_at <= now()
-             AND (e.enqueued_at IS NULL OR e.enqueued_at < now() - make_interval(secs => $2))
-             AND NOT EXISTS (SELECT 1 FROM outbox_events p
-                              WHERE p.aggregate_key = e.aggregate_key AND p.status = 'PENDING' AND p.id < e.id)
-           ORDER BY e.id LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, attempts`,
+    const rows = await ENQUEUED_LEASE.claim<{ id: string; attempts: number }>(
+      this.dataSource,
+      `SELECT e.id FROM outbox_events e
+        WHERE e.status = 'PENDING' AND e.next_attempt_at <= now()
+          AND ${ENQUEUED_LEASE.free('e')}
+          AND NOT EXISTS (SELECT 1 FROM outbox_events p
+                           WHERE p.aggregate_key = e.aggregate_key AND p.status = 'PENDING' AND p.id < e.id)
+        ORDER BY e.id LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit, staleSeconds],
+      ['id', 'attempts'],
     );
     return rows.map((row) => ({ id: String(row.id), attempts: row.attempts }));
   }
 
   async releaseClaims(ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.dataSource.query(`UPDATE outbox_events SET enqueued_at = NULL WHERE id = ANY($1::bigint[])`, [ids]);
+    await ENQUEUED_LEASE.release(this.dataSource, ids);
   }
 
   findEvent(id: string): Promise<OutboxEventEntity | null> {

@@ -6,6 +6,7 @@ import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
 import { insertRows, updateRows } from '../database/bulk-rows';
+import { Lease } from '../database/leases';
 import { containsPattern, createdRangePage } from '../database/list-queries';
 import { PlainRows, poolQuery } from '../database/plain-rows';
 
@@ -71,6 +72,12 @@ interface SaleLookupRow {
 }
 
 const centsOrNull = (value: string | null): Cents | null => (value === null ? null : cents(Number(value)));
+
+/**
+ * The recovery job's lease on a card sale (provider_checked_at, a minute): taken by claimStuckInProcessing,
+ * and by holdFromRecovery for a billing batch whose charges are still to make.
+ */
+const RECOVERY_LEASE = new Lease({ table: 'sales', column: 'provider_checked_at', duration: '1 minute' });
 
 @Injectable()
 export class SalesRepository {
@@ -254,14 +261,12 @@ export class SalesRepository {
    * same sale at once. The lease is committed at once: the provider is then asked outside any transaction.
    */
   async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number): Promise<number[]> {
-    const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
-      `UPDATE sales SET provider_checked_at = now()
-        WHERE id IN (
-          SELECT id FROM sales
-           WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= now() - make_interval(secs => $1) AND ($2::int IS NULL OR seller_id = $2)
-             AND (provider_checked_at IS NULL OR provider_checked_at < now() - interval '1 minute')
-           ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
+    const rows = await RECOVERY_LEASE.claim(
+      this.dataSource,
+      `SELECT id FROM sales
+        WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= now() - make_interval(secs => $1) AND ($2::int IS NULL OR seller_id = $2)
+          AND ${RECOVERY_LEASE.free()}
+        ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [ageSeconds, sellerId, limit],
     );
     return rows.map((row) => row.id);
@@ -300,14 +305,12 @@ export class SalesRepository {
    * to make. Renewed while the batch runs; given back by releaseFromRecoveryHold.
    */
   async holdFromRecovery(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<void> {
-    if (ids.length === 0) return;
-    await manager.query(`UPDATE sales SET provider_checked_at = now() WHERE id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO'`, [ids]);
+    await RECOVERY_LEASE.hold(manager, ids, `status = 'EM_PROCESSAMENTO'`);
   }
 
   /** Gives these sales back to the recovery job at once: those still EM_PROCESSAMENTO are then resolved by their age alone. */
   async releaseFromRecoveryHold(ids: number[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.dataSource.query(`UPDATE sales SET provider_checked_at = NULL WHERE id = ANY($1::int[])`, [ids]);
+    await RECOVERY_LEASE.release(this.dataSource, ids);
   }
 
   // ---- batches (the subscription billing) ----

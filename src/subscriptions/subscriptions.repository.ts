@@ -5,6 +5,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { SubscriptionStatus } from '../domain/subscription-status';
 import { SubscriptionEntity } from './entities/subscription.entity';
 import { updateRows } from '../database/bulk-rows';
+import { Lease } from '../database/leases';
 import { containsPattern, createdRangePage } from '../database/list-queries';
 import { addDays } from '../domain/dates';
 
@@ -26,7 +27,10 @@ const BILLING_DUE_AT = `LEAST(scheduled_cancellation_date,
   CASE WHEN status = 'PAST_DUE' THEN CASE WHEN payment_method = 'CREDIT_CARD' THEN next_retry_at END
        WHEN awaiting_payment_since IS NULL THEN next_billing_date END)`;
 
-const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND (billing_claimed_at IS NULL OR billing_claimed_at < now() - interval '1 minute') AND id <> ALL($6::int[])`;
+/** The billing job's lease on a subscription (billing_claimed_at): held while it is billed, a minute if the worker dies. */
+const BILLING_LEASE = new Lease({ table: 'subscriptions', column: 'billing_claimed_at', duration: '1 minute' });
+
+const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND ${BILLING_LEASE.free()} AND id <> ALL($6::int[])`;
 
 /**
  * Ids of at most $5 subscriptions (of seller $2, or of all when null) with billing work due at $1, locked
@@ -140,15 +144,16 @@ export class SubscriptionsRepository {
    * place of the subscriptions due after them.
    */
   async claimDue(now: Date, sellerId: number | null, graceDays: number, overdueDays: number, limit: number, excluded: readonly number[] = []): Promise<number[]> {
-    const [rows]: [Array<{ id: number }>] = await this.dataSource.query(
-      `UPDATE subscriptions SET billing_claimed_at = now() WHERE id IN (${DUE_FOR_BILLING}) RETURNING id`,
+    const rows = await BILLING_LEASE.claim(
+      this.dataSource,
+      DUE_FOR_BILLING,
       [now, sellerId, addDays(now, -graceDays), addDays(now, -overdueDays), limit, excluded],
     );
     return rows.map((row) => row.id);
   }
 
   async releaseClaim(id: number): Promise<void> {
-    await this.dataSource.query(`UPDATE subscriptions SET billing_claimed_at = NULL WHERE id = $1`, [id]);
+    await BILLING_LEASE.release(this.dataSource, [id]);
   }
 
   // ---- batches (the billing job) ----
@@ -195,6 +200,6 @@ export class SubscriptionsRepository {
   }
 
   async releaseClaims(ids: number[]): Promise<void> {
-    if (ids.length > 0) await this.dataSource.query(`UPDATE subscriptions SET billing_claimed_at = NULL WHERE id = ANY($1::int[])`, [ids]);
+    await BILLING_LEASE.release(this.dataSource, ids);
   }
 }
