@@ -1,19 +1,39 @@
 'use strict';
 /**
- * `npm run bench`: the service's production build against the bare baseline (bench/baseline.js), side
- * by side on this machine, on one fresh database. For each scenario, service and baseline are driven in
- * turn by autocannon in a separate process (bench/load.js) with the same connections and duration; each
- * run is preceded by a short warm-up that is not counted. Prints req/s, p50/p99, errors, peak RSS (and
- * the median RSS of the run's first and last fifth, to tell growth from a peak) and
- * the cores used by each part (the server, PostgreSQL, Redis, the load generator), and writes
- * bench/results.json.
+ * `npm run bench`: the service's production build against the lean baseline (bench/baseline.js), side
+ * by side on this machine, on one fresh database. The baseline does each route's contract the leanest
+ * honest way on node:http + pg (prepared statements, one key-pair query per request, a card sale in
+ * three round trips with the same crash safety, the QR as a 1-bit PNG of the same code; its header
+ * lists the round trips of each route), so a ratio says how far the service is from what this machine,
+ * PostgreSQL and Node allow, not from a copy of itself. For each scenario, service and baseline are
+ * driven in turn by autocannon in a separate process (bench/load.js) with the same connections and
+ * duration; each run is preceded by a short warm-up that is not counted. Prints req/s, p50/p99,
+ * errors, peak RSS (and the median RSS of the run's first and last fifth, to tell growth from a peak),
+ * the cores used by each part (the server, PostgreSQL, Redis, the load generator) and the server's CPU
+ * per request, and writes bench/results.json.
+ *
+ * Scenario `floor` (the framework floor, bench/floor.js): GET /floor answering a constant JSON, served
+ * by a NestJS app on @nestjs/platform-express with one controller (the "service" side of its rows) and
+ * by node:http (the "baseline" side), both started for that scenario only. Their difference in server
+ * CPU per request is what the framework alone costs; the summary splits each route's gap (service CPU
+ * per request − baseline CPU per request) into that framework part and the rest, ours (results.json
+ * `gaps`).
+ *
+ * After the last scenario the service's `ledger:verify` runs on the bench database, over both sides'
+ * postings (every posting sums to zero, every balance equals its entries and its last posting): printed,
+ * and kept in results.json (`ledgerVerify`).
  *
  * Env (defaults in brackets): BENCH_DURATION seconds per measured run [20], BENCH_WARMUP seconds [3],
  * BENCH_CONNECTIONS [32], BENCH_ROUNDS service/baseline alternations per scenario [1],
- * BENCH_SCENARIOS comma-separated subset of pix,card,transaction,balance,cashout [all],
+ * BENCH_SCENARIOS comma-separated subset of floor,pix,card,transaction,balance,cashout, run in the
+ * order given [all, in that order: the floor first, and the cashout last, so that the payouts its
+ * withdrawals leave to send (the service's Bull jobs, the baseline's in-process queue) do not run
+ * into another scenario's measurement],
  * BENCH_WORKERS service processes (2+ runs bench/cluster.js) [1], BENCH_SELLERS seeded sellers [8],
  * BENCH_SIDES which sides to drive, for quick experiments on one of them [service,baseline],
  * BENCH_CPU_PROF a directory: the service runs with node --cpu-prof and writes its profile there,
+ * BENCH_SERVICE_PORT [3101], BENCH_BASELINE_PORT [3102], BENCH_FLOOR_NEST_PORT [3103],
+ * BENCH_FLOOR_HTTP_PORT [3104], BENCH_OUTPUT the results file [bench/results.json],
  * DATABASE_URL (its server is used; the database is bench-owned, created and dropped), REDIS_URL.
  */
 const { spawn } = require('node:child_process');
@@ -31,13 +51,15 @@ const settings = {
   rounds: Number(env.BENCH_ROUNDS || 1),
   workers: Number(env.BENCH_WORKERS || 1),
   sellers: Number(env.BENCH_SELLERS || 8),
-  scenarios: (env.BENCH_SCENARIOS || 'pix,card,transaction,balance,cashout').split(',').map((s) => s.trim()).filter(Boolean),
+  scenarios: (env.BENCH_SCENARIOS || 'floor,pix,card,transaction,balance,cashout').split(',').map((s) => s.trim()).filter(Boolean),
   sides: (env.BENCH_SIDES || 'service,baseline').split(',').map((s) => s.trim()),
   cpuProfileDir: env.BENCH_CPU_PROF ? path.resolve(env.BENCH_CPU_PROF) : null,
 };
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const SERVICE_PORT = Number(env.BENCH_SERVICE_PORT || 3101);
 const BASELINE_PORT = Number(env.BENCH_BASELINE_PORT || 3102);
+const FLOOR_NEST_PORT = Number(env.BENCH_FLOOR_NEST_PORT || 3103);
+const FLOOR_HTTP_PORT = Number(env.BENCH_FLOOR_HTTP_PORT || 3104);
 const root = path.join(__dirname, '..');
 
 const customer = { name: 'Ana Souza', email: 'ana@example.com', phone: '11987654321' };
@@ -60,7 +82,11 @@ const SCENARIOS = {
   transaction: { title: 'GET /api/transactions/{id}', method: 'GET', path: '/api/transactions/:saleId' },
   balance: { title: 'GET /api/public/balance', method: 'GET', path: '/api/public/balance' },
   cashout: { title: 'POST /api/public/cashout', method: 'POST', path: '/api/public/cashout', body: { amount: 100, pixKey: '52998224725', pixKeyType: 'CPF' } },
+  // The framework floor: its "service" side is the NestJS/Express app, its "baseline" side node:http.
+  floor: { title: 'GET /floor (constant JSON)', method: 'GET', path: '/floor', floor: true },
 };
+const SIDE_NAMES = { service: 'service', baseline: 'baseline' };
+const FLOOR_SIDE_NAMES = { service: 'nest', baseline: 'http' };
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -248,6 +274,8 @@ function summarize(side, scenarioName, measured) {
     rssFirstFifthMiB: Math.round(measured.rssFirst / 1048576),
     rssLastFifthMiB: Math.round(measured.rssLast / 1048576),
     cores: Object.fromEntries(Object.entries(measured.cores).map(([k, v]) => [k, Math.round(v * 100) / 100])),
+    // The server's CPU time per request served (all its processes), in milliseconds.
+    cpuMsPerRequest: r.requests.total > 0 ? Math.round(((measured.cores.server * r.duration * 1000) / r.requests.total) * 1000) / 1000 : null,
   };
 }
 
@@ -286,6 +314,7 @@ async function main() {
   Object.assign(service, wrap(service, 'service'));
   const baseline = startProcess('baseline', [path.join(__dirname, 'baseline.js')], { PORT: String(BASELINE_PORT), DATABASE_URL: databaseUrl });
   const results = [];
+  let ledgerVerify = null;
   try {
     const serviceBase = `http://127.0.0.1:${SERVICE_PORT}`;
     const baselineBase = `http://127.0.0.1:${BASELINE_PORT}`;
@@ -293,28 +322,37 @@ async function main() {
     await waitForHttp(`${baselineBase}/health/live`, baseline);
     const sellers = await seed(serviceBase, settings.sellers);
     console.log(`bench: seeded ${sellers.length} sellers`);
-    const sides = [
+    const routeSides = [
       { side: 'service', base: serviceBase, pid: service.pid },
       { side: 'baseline', base: baselineBase, pid: baseline.pid },
-    ].filter((target) => settings.sides.includes(target.side));
+    ];
     for (const name of settings.scenarios) {
       const scenario = SCENARIOS[name];
       if (!scenario) throw new Error(`unknown scenario ${name}`);
-      for (let round = 0; round < settings.rounds; round += 1) {
-        for (const target of round % 2 === 0 ? sides : [...sides].reverse()) {
-          const loadPidRef = { pid: null };
-          if (settings.warmup > 0) await runLoad(target.base, scenario, settings.warmup, sellers, loadPidRef);
-          const measured = await measure(target.pid, databaseName, loadPidRef, () => runLoad(target.base, scenario, settings.duration, sellers, loadPidRef));
-          const row = { ...summarize(target.side, name, measured), round: round + 1, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) };
-          results.push(row);
-          console.log(
-            `  ${scenario.title.padEnd(28)} ${target.side.padEnd(8)} ${String(row.requestsPerSecond).padStart(8)} req/s  p50 ${row.latencyMs.p50} ms  p99 ${row.latencyMs.p99} ms  errors ${row.errors}  rss ${row.peakRssMiB} MiB (${row.rssFirstFifthMiB} → ${row.rssLastFifthMiB})  cores server ${row.cores.server} pg ${row.cores.postgres} load ${row.cores.load}`,
-          );
+      const floor = scenario.floor ? await startFloor() : null;
+      try {
+        const sides = (floor ?? routeSides).filter((target) => settings.sides.includes(target.side));
+        const names = scenario.floor ? FLOOR_SIDE_NAMES : SIDE_NAMES;
+        for (let round = 0; round < settings.rounds; round += 1) {
+          for (const target of round % 2 === 0 ? sides : [...sides].reverse()) {
+            const loadPidRef = { pid: null };
+            if (settings.warmup > 0) await runLoad(target.base, scenario, settings.warmup, sellers, loadPidRef);
+            const measured = await measure(target.pid, databaseName, loadPidRef, () => runLoad(target.base, scenario, settings.duration, sellers, loadPidRef));
+            const row = { ...summarize(target.side, name, measured), server: names[target.side], round: round + 1, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) };
+            results.push(row);
+            console.log(
+              `  ${scenario.title.padEnd(28)} ${names[target.side].padEnd(8)} ${String(row.requestsPerSecond).padStart(8)} req/s  p50 ${row.latencyMs.p50} ms  p99 ${row.latencyMs.p99} ms  errors ${row.errors}  rss ${row.peakRssMiB} MiB (${row.rssFirstFifthMiB} → ${row.rssLastFifthMiB})  cores server ${row.cores.server} pg ${row.cores.postgres} load ${row.cores.load}  cpu ${row.cpuMsPerRequest} ms/req`,
+            );
+          }
         }
+      } finally {
+        if (floor) await Promise.all(floor.map((target) => target.child.stop()));
       }
     }
   } finally {
     await Promise.all([service.stop(), baseline.stop()]);
+    // Both sides' postings, checked by the service's own ledger:verify before the database goes.
+    ledgerVerify = await verifyLedger({ ...inherited, ...childEnv }).catch((error) => ({ exitCode: null, output: error.message }));
     const maintenance = new Client({ connectionString: maintenanceUrl.toString() });
     await maintenance.connect();
     await maintenance.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
@@ -322,33 +360,70 @@ async function main() {
   }
 
   const bothSides = ['service', 'baseline'].every((side) => settings.sides.includes(side));
+  const mean = (rows, pick) => rows.reduce((sum, r) => sum + pick(r), 0) / rows.length;
+  const round3 = (value) => Math.round(value * 1000) / 1000;
+  const sideSummary = (rows) => ({
+    rps: Math.round(mean(rows, (r) => r.requestsPerSecond)),
+    p50: Math.max(...rows.map((r) => r.latencyMs.p50)),
+    p99: Math.max(...rows.map((r) => r.latencyMs.p99)),
+    errors: rows.reduce((n, r) => n + r.errors, 0),
+    rssMiB: Math.max(...rows.map((r) => r.peakRssMiB)),
+    cores: rows[0].cores,
+    cpuMsPerRequest: round3(mean(rows, (r) => r.cpuMsPerRequest ?? 0)),
+  });
   const table = (bothSides ? settings.scenarios : []).map((name) => {
     const of = (side) => results.filter((r) => r.scenario === name && r.side === side);
-    const mean = (rows, pick) => rows.reduce((sum, r) => sum + pick(r), 0) / rows.length;
-    const s = of('service');
-    const b = of('baseline');
-    const serviceRps = mean(s, (r) => r.requestsPerSecond);
-    const baselineRps = mean(b, (r) => r.requestsPerSecond);
-    const serviceP99 = Math.max(...s.map((r) => r.latencyMs.p99));
-    const baselineP99 = Math.max(...b.map((r) => r.latencyMs.p99));
+    const service = sideSummary(of('service'));
+    const baselineSide = sideSummary(of('baseline'));
     return {
       scenario: SCENARIOS[name].title,
-      service: { rps: Math.round(serviceRps), p50: Math.max(...s.map((r) => r.latencyMs.p50)), p99: serviceP99, errors: s.reduce((n, r) => n + r.errors, 0), rssMiB: Math.max(...s.map((r) => r.peakRssMiB)), cores: s[0].cores },
-      baseline: { rps: Math.round(baselineRps), p50: Math.max(...b.map((r) => r.latencyMs.p50)), p99: baselineP99, errors: b.reduce((n, r) => n + r.errors, 0), rssMiB: Math.max(...b.map((r) => r.peakRssMiB)), cores: b[0].cores },
-      throughputRatio: Math.round((serviceRps / baselineRps) * 100) / 100,
-      p99Ratio: Math.round((serviceP99 / Math.max(baselineP99, 1)) * 100) / 100,
+      ...(SCENARIOS[name].floor ? { sides: { service: 'NestJS on Express, one controller (bench/floor.js nest)', baseline: 'node:http (bench/floor.js http)' } } : {}),
+      service,
+      baseline: baselineSide,
+      throughputRatio: Math.round((service.rps / baselineSide.rps) * 100) / 100,
+      p99Ratio: Math.round((service.p99 / Math.max(baselineSide.p99, 1)) * 100) / 100,
     };
   });
 
-  console.log('\n| Scenario | Service req/s | p50 / p99 ms | errors | RSS MiB | Baseline req/s | p50 / p99 ms | errors | RSS MiB | Ratio req/s | Ratio p99 |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Each route's gap in server CPU per request, split into the framework floor's part and ours.
+  const floorRow = table.find((row) => row.scenario === SCENARIOS.floor.title);
+  const framework = floorRow ? round3(floorRow.service.cpuMsPerRequest - floorRow.baseline.cpuMsPerRequest) : null;
+  const gaps = table
+    .filter((row) => row !== floorRow)
+    .map((row) => {
+      const gap = round3(row.service.cpuMsPerRequest - row.baseline.cpuMsPerRequest);
+      return {
+        scenario: row.scenario,
+        serviceCpuMs: row.service.cpuMsPerRequest,
+        baselineCpuMs: row.baseline.cpuMsPerRequest,
+        gapCpuMs: gap,
+        frameworkCpuMs: framework,
+        oursCpuMs: framework === null ? null : round3(gap - framework),
+      };
+    });
+
+  console.log('\n| Scenario | Service req/s | p50 / p99 ms | errors | RSS MiB | CPU ms/req | Baseline req/s | p50 / p99 ms | errors | RSS MiB | CPU ms/req | Ratio req/s | Ratio p99 |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of table) {
     const s = row.service;
     const b = row.baseline;
-    console.log(`| ${row.scenario} | ${s.rps} | ${s.p50} / ${s.p99} | ${s.errors} | ${s.rssMiB} | ${b.rps} | ${b.p50} / ${b.p99} | ${b.errors} | ${b.rssMiB} | ${row.throughputRatio}x | ${row.p99Ratio}x |`);
+    const title = row.sides ? `${row.scenario}: NestJS/Express vs node:http` : row.scenario;
+    console.log(`| ${title} | ${s.rps} | ${s.p50} / ${s.p99} | ${s.errors} | ${s.rssMiB} | ${s.cpuMsPerRequest} | ${b.rps} | ${b.p50} / ${b.p99} | ${b.errors} | ${b.rssMiB} | ${b.cpuMsPerRequest} | ${row.throughputRatio}x | ${row.p99Ratio}x |`);
   }
   console.log('\nCores used during each measured run (server process(es) / PostgreSQL / load generator):');
   for (const row of table) console.log(`  ${row.scenario.padEnd(28)} service ${fmtCores(row.service.cores)}   baseline ${fmtCores(row.baseline.cores)}`);
+  if (gaps.length > 0) {
+    console.log(
+      framework === null
+        ? '\nServer CPU per request, service − baseline (add the floor scenario to split it into framework and ours):'
+        : `\nServer CPU per request, service − baseline; the framework floor (NestJS/Express − node:http) is ${framework} ms:`,
+    );
+    for (const gap of gaps) {
+      console.log(`  ${gap.scenario.padEnd(28)} ${gap.serviceCpuMs} − ${gap.baselineCpuMs} = ${gap.gapCpuMs} ms${framework === null ? '' : `: framework ${framework}, ours ${gap.oursCpuMs}`}`);
+    }
+  }
+
+  console.log(`\nledger:verify on the bench database (exit ${ledgerVerify.exitCode}):\n${ledgerVerify.output.trim().replace(/^/gm, '  ')}`);
 
   const output = {
     startedAt: started.toISOString(),
@@ -356,11 +431,42 @@ async function main() {
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtEnd: os.loadavg() },
     settings,
     table,
+    gaps,
+    ledgerVerify,
     runs: results,
   };
   const file = env.BENCH_OUTPUT || path.join(__dirname, 'results.json');
   fs.writeFileSync(file, `${JSON.stringify(output, null, 2)}\n`);
   console.log(`\nbench: wrote ${path.relative(process.cwd(), file)}`);
+}
+
+/** `ledger:verify` (dist/src/ledger/ledger-verify.js) on the bench database: its exit code and output. */
+function verifyLedger(childEnv) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'ledger', 'ledger-verify.js')], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('exit', (exitCode) => resolve({ exitCode, output }));
+  });
+}
+
+/** The two floor servers (bench/floor.js), started for the floor scenario only: its "service" and "baseline" sides. */
+async function startFloor() {
+  const nest = startProcess('floor (nest)', [path.join(__dirname, 'floor.js'), 'nest'], { PORT: String(FLOOR_NEST_PORT) });
+  const bare = startProcess('floor (http)', [path.join(__dirname, 'floor.js'), 'http'], { PORT: String(FLOOR_HTTP_PORT) });
+  const sides = [
+    { side: 'service', base: `http://127.0.0.1:${FLOOR_NEST_PORT}`, pid: nest.pid, child: nest },
+    { side: 'baseline', base: `http://127.0.0.1:${FLOOR_HTTP_PORT}`, pid: bare.pid, child: bare },
+  ];
+  try {
+    for (const target of sides) await waitForHttp(`${target.base}/floor`, target.child);
+  } catch (error) {
+    await Promise.all(sides.map((target) => target.child.stop()));
+    throw error;
+  }
+  return sides;
 }
 
 function fmtCores(c) {
