@@ -93,9 +93,16 @@ export interface RowUpdate<T> {
 /**
  * Updates each row by id with its own values, one statement per set of changed properties (a batch
  * usually has one or two), the entity's updated_at set to now() as TypeORM's update does. A row with
- * an `expectedStatus` is written only if its status is still that one. Answers the ids written.
+ * an `expectedStatus` is written only if its status is still that one; with `history` (a status
+ * history table and its foreign key column), each row written gets its line (previous_status, status)
+ * in the same statement. Answers the ids written.
  */
-export async function updateRows<T extends ObjectLiteral>(manager: EntityManager, target: EntityTarget<T>, updates: Array<RowUpdate<T>>): Promise<number[]> {
+export async function updateRows<T extends ObjectLiteral>(
+  manager: EntityManager,
+  target: EntityTarget<T>,
+  updates: Array<RowUpdate<T>>,
+  history?: { table: string; key: string },
+): Promise<number[]> {
   const metadata = manager.connection.getMetadata(target);
   const groups = new Map<string, Array<RowUpdate<T>>>();
   for (const update of updates) {
@@ -116,13 +123,18 @@ export async function updateRows<T extends ObjectLiteral>(manager: EntityManager
     );
     const sets = columns.map((column) => `${quote(column.databaseName)} = v.${quote(column.databaseName)}`);
     if (updateDate && !columns.some((column) => column.databaseName === updateDate)) sets.push(`${quote(updateDate)} = now()`);
-    const [rows]: [Array<{ id: number }>] = await manager.query(
-      `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
+    const update = `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
          FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
-        WHERE t.id = v."__id"${guarded ? ' AND t.status = v."__expected"' : ''}
-       RETURNING t.id`,
-      [json],
-    );
+        WHERE t.id = v."__id"${guarded ? ' AND t.status = v."__expected"' : ''}`;
+    const sql =
+      history && guarded
+        ? `WITH moved AS (${update} RETURNING t.id, v."__expected" AS previous, t.status)
+           INSERT INTO ${quote(history.table)} (${quote(history.key)}, previous_status, status) SELECT id, previous, status FROM moved ORDER BY id
+           RETURNING ${quote(history.key)} AS id`
+        : `${update} RETURNING t.id`;
+    const result: unknown = await manager.query(sql, [json]);
+    // An UPDATE answers [rows, affected] through TypeORM's pg driver; an INSERT answers its rows.
+    const rows = (history && guarded ? result : (result as [unknown])[0]) as Array<{ id: number }>;
     updated.push(...rows.map((row) => row.id));
   }
   return updated;

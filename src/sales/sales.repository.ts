@@ -361,10 +361,13 @@ export class SalesRepository {
     moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus } }>,
     manager: EntityManager,
   ): Promise<Set<number>> {
-    const saved = new Set(await updateRows(manager, SaleEntity, moves.map((move) => ({ id: move.id, changes: move.changes, expectedStatus: move.expected }))));
-    await this.recordStatuses(
-      moves.filter((move) => saved.has(move.id)).map((move) => ({ saleId: move.id, previous: move.expected, status: move.changes.status })),
-      manager,
+    const saved = new Set(
+      await updateRows(
+        manager,
+        SaleEntity,
+        moves.map((move) => ({ id: move.id, changes: move.changes, expectedStatus: move.expected })),
+        { table: 'sale_status_changes', key: 'sale_id' },
+      ),
     );
     return saved;
   }
