@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { DataSource, EntityManager, EntityMetadata, ValueTransformer } from 'typeorm';
+import { DataSource, EntityMetadata, ValueTransformer } from 'typeorm';
 import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 
 type Row = Record<string, unknown>;
@@ -58,38 +58,11 @@ export class PlainRows<T extends object> {
     return entity;
   }
 
-  /** INSERT of the given properties (the others take their defaults) RETURNING the whole row, as an entity. */
-  async insert(manager: EntityManager, values: Partial<T>): Promise<T> {
-    const [statement, parameters] = this.insertStatement([values]);
-    const rows: Row[] = await manager.query(`${statement} RETURNING *`, parameters);
-    return this.hydrate(rows[0]);
-  }
-
-  /** One multi-row INSERT; a property missing from a row takes its default. */
-  async insertMany(manager: EntityManager, rows: Array<Partial<T>>): Promise<void> {
-    if (rows.length === 0) return;
-    const [statement, parameters] = this.insertStatement(rows);
-    await manager.query(statement, parameters);
-  }
-
   /**
-   * UPDATE of the given properties on the rows matching `where` (SQL over the parameters `$1…$n` of
-   * `whereParameters`), with `rawSets` appended as they are (`updated_at = now()`); the number of rows changed.
+   * The INSERT of these rows (a property missing from a row takes its default) and its parameters,
+   * numbered from `$<offset + 1>` so that it can be one part of a larger statement.
    */
-  async update(manager: EntityManager, changes: Partial<T>, rawSets: string[], where: string, whereParameters: unknown[]): Promise<number> {
-    const parameters = [...whereParameters];
-    const sets = [...rawSets];
-    for (const column of this.columns) {
-      const value = column.getEntityValue(changes);
-      if (value === undefined) continue;
-      parameters.push(this.persisted(column, value));
-      sets.push(`${quote(column.databaseName)} = $${parameters.length}`);
-    }
-    const [, affected]: [unknown, number] = await manager.query(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${where}`, parameters);
-    return affected;
-  }
-
-  private insertStatement(rows: Array<Partial<T>>): [string, unknown[]] {
+  insertStatement(rows: Array<Partial<T>>, offset = 0): [string, unknown[]] {
     const used = this.columns.filter((column) => rows.some((row) => column.getEntityValue(row) !== undefined));
     const parameters: unknown[] = [];
     const tuples = rows.map((row) => {
@@ -97,7 +70,7 @@ export class PlainRows<T extends object> {
         const value = column.getEntityValue(row);
         if (value === undefined) return 'DEFAULT';
         parameters.push(this.persisted(column, value));
-        return `$${parameters.length}`;
+        return `$${offset + parameters.length}`;
       });
       return `(${cells.join(', ')})`;
     });

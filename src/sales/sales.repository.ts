@@ -96,15 +96,24 @@ export class SalesRepository {
     return Number(row.id);
   }
 
-  /** Writes the sale under the id taken by nextId, with its items; the sale as stored (RETURNING *, no re-read). */
+  /**
+   * Writes the sale under the id taken by nextId, its first status line and its items, in one statement;
+   * the sale as stored (RETURNING *, no re-read). The items' foreign key is checked at the statement's end.
+   */
   async insert(sale: Partial<SaleEntity> & { id: number }, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity> {
-    const stored = await this.saleRows.insert(manager, sale);
-    await this.recordStatus(sale.id, null, stored.status, manager);
-    await this.itemRows.insertMany(
-      manager,
+    const [saleInsert, saleParameters] = this.saleRows.insertStatement([sale]);
+    const [itemsInsert, itemParameters] = this.itemRows.insertStatement(
       items.map((item, position) => ({ ...item, saleId: sale.id, position })),
+      saleParameters.length,
     );
-    return stored;
+    const rows: Array<Record<string, unknown>> = await manager.query(
+      `WITH sale AS (${saleInsert} RETURNING *),
+            history AS (INSERT INTO sale_status_changes (sale_id, previous_status, status) SELECT id, NULL, status FROM sale)${items.length > 0 ? `,
+            items AS (${itemsInsert})` : ''}
+       SELECT * FROM sale`,
+      [...saleParameters, ...(items.length > 0 ? itemParameters : [])],
+    );
+    return this.saleRows.hydrate(rows[0]);
   }
 
   /**
@@ -182,11 +191,6 @@ export class SalesRepository {
 
   itemsOf(saleId: number, manager: EntityManager = this.dataSource.manager): Promise<SaleItemEntity[]> {
     return manager.getRepository(SaleItemEntity).find({ where: { saleId }, order: { position: 'ASC' } });
-  }
-
-  /** One line of the sale's status history, in the transaction of the change. */
-  private async recordStatus(saleId: number, previous: SaleStatus | null, status: SaleStatus, manager: EntityManager): Promise<void> {
-    await manager.query('INSERT INTO sale_status_changes (sale_id, previous_status, status) VALUES ($1, $2, $3)', [saleId, previous, status]);
   }
 
   /** One page of the seller's sales, newest first, and how many match in all. */
