@@ -125,14 +125,16 @@ export async function updateRows<T extends ObjectLiteral>(
     if (updateDate && !columns.some((column) => column.databaseName === updateDate)) sets.push(`${quote(updateDate)} = now()`);
     const update = `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
          FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
-        WHERE t.id = v."__id"${guarded ? ' AND t.status = v."__expected"' : ''}`;
+        WHERE t.id = v."__id" AND t.id = ANY($2::int[])${guarded ? ' AND t.status = v."__expected"' : ''}`;
     const sql =
       history && guarded
         ? `WITH moved AS (${update} RETURNING t.id, v."__expected" AS previous, t.status)
            INSERT INTO ${quote(history.table)} (${quote(history.key)}, previous_status, status) SELECT id, previous, status FROM moved ORDER BY id
            RETURNING ${quote(history.key)} AS id`
         : `${update} RETURNING t.id`;
-    const result: unknown = await manager.query(sql, [json]);
+    // The ids again as an array: the planner reads the rows by their primary key, where a join with the
+    // recordset alone (estimated at 100 rows) may scan the whole table.
+    const result: unknown = await manager.query(sql, [json, group.map((update) => update.id)]);
     // An UPDATE answers [rows, affected] through TypeORM's pg driver; an INSERT answers its rows.
     const rows = (history && guarded ? result : (result as [unknown])[0]) as Array<{ id: number }>;
     updated.push(...rows.map((row) => row.id));

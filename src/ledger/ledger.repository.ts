@@ -172,7 +172,7 @@ export class LedgerRepository {
       const [rows]: [Array<{ seller_id: number; available_cents: string; blocked_cents: string }>] = await manager.query(
         `UPDATE balances b SET available_cents = b.available_cents + v.available, blocked_cents = b.blocked_cents + v.blocked, updated_at = now()
            FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS v(seller_id, available, blocked)
-          WHERE b.seller_id = v.seller_id
+          WHERE b.seller_id = v.seller_id AND b.seller_id = ANY($1::int[])
           RETURNING b.seller_id, b.available_cents, b.blocked_cents`,
         [batch.map((m) => m.sellerId), batch.map((m) => m.availableCents), batch.map((m) => m.blockedCents)],
       );
