@@ -1,11 +1,21 @@
-import { SaleSubscriptionResponse } from '../sales/dto/sale.response';
 import { SubscriptionListItem, SubscriptionResponse } from './dto/subscription.response';
 import { SubscriptionEntity } from './entities/subscription.entity';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
-/** Spec 2.5: the subscription inside the creating sale's answer. */
-export function toSaleSubscription(s: SubscriptionEntity): SaleSubscriptionResponse {
+/** Spec 2.5: the subscription inside the creating sale's answer (the sales' DTO has the same shape). */
+export interface SubscriptionSummary {
+  id: number;
+  status: string;
+  billingCycle: string;
+  amount: number;
+  nextBillingDate: string | null;
+  trialEndsAt: string | null;
+  customerEmail: string;
+  customerName: string;
+}
+
+export function toSaleSubscription(s: SubscriptionEntity): SubscriptionSummary {
   return {
     id: s.id,
     status: s.status,
