@@ -2,12 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { SubscriptionStatus } from '../domain/subscription-status';
+import { isStopped } from '../domain/subscription-outcome';
+import { isFinalSubscriptionStatus, SUBSCRIPTION_STATUSES, SubscriptionStatus } from '../domain/subscription-status';
+
 import { SubscriptionEntity } from './entities/subscription.entity';
 import { updateRows } from '../database/bulk-rows';
 import { Lease } from '../database/leases';
 import { containsPattern, createdRangePage } from '../database/list-queries';
 import { addDays } from '../domain/dates';
+
+/** Statuses the billing no longer charges: stopped (cancelled, paused) or final, from the domain's table. */
+const NOT_BILLED = SUBSCRIPTION_STATUSES.filter((status) => isStopped(status) || isFinalSubscriptionStatus(status));
 
 export interface SubscriptionFilters {
   status?: SubscriptionStatus;
@@ -152,13 +157,8 @@ export class SubscriptionsRepository {
     return rows.map((row) => row.id);
   }
 
-  async releaseClaim(id: number): Promise<void> {
-    await BILLING_LEASE.release(this.dataSource, [id]);
-  }
-
   // ---- batches (the billing job) ----
 
-  /** The subscriptions with these ids, with their card tokens, in id order (one query). */
   /** The seller of each of these subscriptions. */
   async sellersOf(ids: number[]): Promise<Map<number, number>> {
     if (ids.length === 0) return new Map();
@@ -166,22 +166,23 @@ export class SubscriptionsRepository {
     return new Map(rows.map((row) => [row.id, row.seller_id]));
   }
 
+  /** The subscriptions with these ids, with their card tokens, in id order (one query). */
   findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return manager.getRepository(SubscriptionEntity).createQueryBuilder('s').addSelect('s.cardToken').where('s.id IN (:...ids)', { ids }).orderBy('s.id', 'ASC').getMany();
   }
 
-  /** The subscriptions with these ids, with their card tokens, locked for the transaction in id order (one query). */
-  /** Those of `ids` no longer billed (cancelled, paused or expired): one indexed read, without a lock. */
+  /** Those of `ids` no longer billed (stopped, or in a final status of the table): one indexed read, without a lock. */
   async stoppedAmong(ids: number[]): Promise<number[]> {
     if (ids.length === 0) return [];
-    const rows: Array<{ id: number }> = await this.dataSource.query(
-      `SELECT id FROM subscriptions WHERE id = ANY($1::int[]) AND status IN ('CANCELLED', 'PAUSED', 'EXPIRED')`,
-      [ids],
-    );
+    const rows: Array<{ id: number }> = await this.dataSource.query(`SELECT id FROM subscriptions WHERE id = ANY($1::int[]) AND status = ANY($2::varchar[])`, [
+      ids,
+      NOT_BILLED,
+    ]);
     return rows.map((row) => row.id);
   }
 
+  /** The subscriptions with these ids, with their card tokens, locked for the transaction in id order (one query). */
   findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SubscriptionEntity[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return manager
