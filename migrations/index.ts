@@ -14,6 +14,7 @@ import { CreateSubscriptionProducts1795440000000 } from './1795440000000-CreateS
 import { AddRefundsOfStoppedSubscriptions1795450000000 } from './1795450000000-AddRefundsOfStoppedSubscriptions';
 import { AddInvitationRevocation1795460000000 } from './1795460000000-AddInvitationRevocation';
 import { MakeLedgerDoubleEntry1795470000000 } from './1795470000000-MakeLedgerDoubleEntry';
+import { AddPixProviderAndRefunds1795480000000 } from './1795480000000-AddPixProviderAndRefunds';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   AddRefundsOfStoppedSubscriptions1795450000000,
   AddInvitationRevocation1795460000000,
   MakeLedgerDoubleEntry1795470000000,
+  AddPixProviderAndRefunds1795480000000,
 ];

@@ -31,7 +31,9 @@
  *   CHAOS_TAIL_MS             load kept up after the last restart [3000]
  *   CHAOS_CONCURRENCY         concurrent clients [8]
  *   CHAOS_SELLERS             sellers, each with a withdrawal webhook [4]
- *   CHAOS_RECOVERY_TIMEOUT_MS how long to wait for the outbox to drain after the load [120000]
+ *   CHAOS_RECOVERY_TIMEOUT_MS how long to wait for the outbox to drain and the sales to settle after the load;
+ *                             at least the recovery lease's minute plus the recovery delay, since a sale a killed
+ *                             life had leased waits out its lease [120000]
  *   CHAOS_KEEP_DATABASE       true: keep the database (its name is printed) [false]
  *   CHAOS_SERVICE_LOG         a file the service's output is appended to (every life of it) [none]
  *   CHAOS_SERVICE             dist: the production build (built first if dist/ is missing); ts-node: src/main.ts
@@ -389,7 +391,15 @@ async function checks(db, databaseUrl, receiver) {
   console.log(`  left EM_PROCESSAMENTO after recovery: ${stuck.n}; paid but owing a refund (stopped subscription): ${refundsDue.n}; card sales PENDENTE: ${pendingNotPix.n}; Idempotency-Keys with more than one sale: ${twiceUnderOneKey.n}`);
   if (twiceUnderOneKey.n) fail(`${twiceUnderOneKey.n} Idempotency-Keys made more than one sale`);
   figures.keysWithMoreThanOneSale = twiceUnderOneKey.n;
-  if (stuck.n) fail(`${stuck.n} sales left EM_PROCESSAMENTO after recovery`);
+  if (stuck.n) {
+    // A sale leased by a life the chaos killed stays out of recovery for the lease's minute (src/database/leases.ts).
+    const leases = await q(
+      `SELECT id, subscription_id, round(extract(epoch FROM now() - updated_at))::int AS age, round(extract(epoch FROM now() - provider_checked_at))::int AS leased
+         FROM sales WHERE status = 'EM_PROCESSAMENTO' ORDER BY id LIMIT 10`,
+    );
+    for (const r of leases) console.log(`  EM_PROCESSAMENTO: sale ${r.id}${r.subscription_id ? ` (subscription ${r.subscription_id})` : ''}, last moved ${r.age} s ago, leased ${r.leased === null ? 'never' : `${r.leased} s ago`}`);
+    fail(`${stuck.n} sales left EM_PROCESSAMENTO after recovery`);
+  }
   if (refundsDue.n) fail(`${refundsDue.n} sales still owe the refund of a stopped subscription's charge`);
   if (pendingNotPix.n) fail(`${pendingNotPix.n} card sales PENDENTE`);
   figures.sales = sales.reduce((sum, r) => sum + r.n, 0);

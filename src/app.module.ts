@@ -22,6 +22,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PaymentsModule } from './payments/payments.module';
+import { PixModule } from './pix/pix.module';
 import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
 import Redis from 'ioredis';
 import { SandboxModule } from './sandbox/sandbox.module';
@@ -64,6 +65,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     TransactionsModule,
     SubscriptionsModule,
     PaymentsModule,
+    PixModule,
     CashoutModule,
     NotificationsModule,
     AdminModule,

@@ -35,7 +35,8 @@ export class BalanceService {
         id: row.id,
         createdAt: row.createdAt.toISOString(),
         kind: row.kind,
-        reference: { type: row.referenceType, id: row.referenceId },
+        // A seller's postings name a sale or a withdrawal (a Pix receipt's belong to no seller).
+        reference: { type: row.referenceType as 'SALE' | 'WITHDRAWAL', id: row.referenceId },
         available: row.availableDeltaCents,
         blocked: row.blockedDeltaCents,
         availableAfter: row.availableAfterCents,

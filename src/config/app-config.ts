@@ -30,6 +30,43 @@ export class AppConfig {
   get paymentProvider(): 'sandbox' {
     return this.env.PAYMENT_PROVIDER as 'sandbox';
   }
+  get pixProvider(): 'sandbox' | 'api-pix' {
+    return this.env.PIX_PROVIDER as 'sandbox' | 'api-pix';
+  }
+  /** The API Pix connection and its webhook and reconciliation (checked at boot when PIX_PROVIDER=api-pix). */
+  get apiPix(): {
+    baseUrl: string;
+    tokenUrl: string;
+    clientId: string;
+    clientSecret: string;
+    certFile: string;
+    keyFile: string;
+    caFile: string | null;
+    receiverKey: string;
+    webhookUrl: string;
+    reconcileSeconds: number;
+    timeoutMs: number;
+  } {
+    const env = this.env;
+    return {
+      baseUrl: env.API_PIX_BASE_URL ?? '',
+      tokenUrl: env.API_PIX_TOKEN_URL ?? '',
+      clientId: env.API_PIX_CLIENT_ID ?? '',
+      clientSecret: env.API_PIX_CLIENT_SECRET ?? '',
+      certFile: env.API_PIX_CERT_FILE ?? '',
+      keyFile: env.API_PIX_KEY_FILE ?? '',
+      caFile: env.API_PIX_CA_FILE ?? null,
+      receiverKey: env.API_PIX_RECEIVER_KEY ?? '',
+      webhookUrl: env.API_PIX_WEBHOOK_URL ?? '',
+      reconcileSeconds: env.API_PIX_RECONCILE_SECONDS,
+      timeoutMs: env.API_PIX_TIMEOUT_MS,
+    };
+  }
+  /** The path the PSP posts its notifications to (API_PIX_WEBHOOK_URL's path, then /pix), or null with the sandbox. */
+  get apiPixWebhookPath(): string | null {
+    if (this.pixProvider !== 'api-pix') return null;
+    return `${new URL(this.apiPix.webhookUrl).pathname.replace(/\/+$/, '')}/pix`;
+  }
   get isSandbox(): boolean {
     return this.paymentProvider === 'sandbox';
   }

@@ -1,10 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { isPixKey } from '../domain/pix-key';
 
 const toBoolean = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : value === 'true' ? true : value === 'false' ? false : value;
 const toInteger = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+/** An https URL without a trailing slash. */
+const HTTPS_URL = /^https:\/\/[^\s/?#]+(\/[^\s?#]*[^\s?#/])?$/;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 /** The service's environment (platform.md §1). Each variable is checked at boot; defaults are for local work. */
@@ -35,6 +39,75 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined)
   @IsIn(['sandbox'], { message: 'PAYMENT_PROVIDER must be one of: sandbox' })
   PAYMENT_PROVIDER = 'sandbox';
+
+  /** Who issues PIX charges and receives the Pix: the sandbox, or a PSP through the BCB's API Pix (the API_PIX_* variables). */
+  @Transform(emptyToUndefined)
+  @IsIn(['sandbox', 'api-pix'], { message: 'PIX_PROVIDER must be one of: sandbox, api-pix' })
+  PIX_PROVIDER = 'sandbox';
+
+  /** The PSP's API Pix base, e.g. https://psp.example/v2 (no trailing slash). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(HTTPS_URL, { message: 'API_PIX_BASE_URL must be an https URL without a trailing slash, e.g. https://psp.example/v2' })
+  API_PIX_BASE_URL?: string;
+
+  /** The PSP's OAuth 2.0 token endpoint (client credentials, over mutual TLS). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(HTTPS_URL, { message: 'API_PIX_TOKEN_URL must be an https URL, e.g. https://psp.example/oauth/token' })
+  API_PIX_TOKEN_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_CLIENT_ID?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_CLIENT_SECRET?: string;
+
+  /** PEM files: the client certificate and its key (mutual TLS), and optionally the CA bundle that signed the PSP's certificate. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_CERT_FILE?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_KEY_FILE?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_CA_FILE?: string;
+
+  /** The platform's Pix key at the PSP: every charge is paid to it. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_RECEIVER_KEY?: string;
+
+  /** The public URL the PSP notifies (its last path segment unguessable); the service serves POST <its path>/pix. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_PIX_WEBHOOK_URL?: string;
+
+  /** How often the Pix received at the PSP are compared with the gateway's (a lost notification is applied within it). */
+  @Transform(toInteger)
+  @IsInt({ message: 'API_PIX_RECONCILE_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Min(1, { message: 'API_PIX_RECONCILE_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Max(86_400, { message: 'API_PIX_RECONCILE_SECONDS must be a whole number of seconds, 1 to 86400' })
+  API_PIX_RECONCILE_SECONDS = 60;
+
+  /** Longest wait for one answer of the PSP before the call is retried. */
+  @Transform(toInteger)
+  @IsInt({ message: 'API_PIX_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
+  @Min(100, { message: 'API_PIX_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
+  @Max(60_000, { message: 'API_PIX_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
+  API_PIX_TIMEOUT_MS = 10_000;
 
   @Transform(toBoolean)
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
@@ -305,5 +378,43 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     // The development secret is in the repository: anyone could forge a dashboard session cookie with it.
     throw new InvalidEnvironmentError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
   }
+  checkApiPix(env);
   return env;
+}
+
+/** A webhook path's last segment: at least 22 URL-safe characters (about 128 bits), so that nobody guesses where to knock. */
+const UNGUESSABLE_SEGMENT = /^[A-Za-z0-9_-]{22,}$/;
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** With PIX_PROVIDER=api-pix, every API_PIX_* variable but the CA bundle is required, and the files must hold PEM. */
+function checkApiPix(env: EnvironmentVariables): void {
+  if (env.PIX_PROVIDER !== 'api-pix') return;
+  const fail = (reason: string) => {
+    throw new InvalidEnvironmentError(`Invalid configuration: ${reason}`);
+  };
+  for (const name of ['API_PIX_BASE_URL', 'API_PIX_TOKEN_URL', 'API_PIX_CLIENT_ID', 'API_PIX_CLIENT_SECRET', 'API_PIX_CERT_FILE', 'API_PIX_KEY_FILE', 'API_PIX_RECEIVER_KEY', 'API_PIX_WEBHOOK_URL'] as const) {
+    if (!env[name]) fail(`${name} is required when PIX_PROVIDER=api-pix`);
+  }
+  for (const [name, kind] of [['API_PIX_CERT_FILE', 'CERTIFICATE'], ['API_PIX_KEY_FILE', 'PRIVATE KEY'], ['API_PIX_CA_FILE', 'CERTIFICATE']] as const) {
+    const file = env[name];
+    if (!file) continue;
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      return fail(`${name} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${file}`);
+    }
+    if (!new RegExp(`-----BEGIN [A-Z ]*${kind}-----`).test(text)) fail(`${name} must be a PEM file holding a ${kind.toLowerCase()}: ${file}`);
+  }
+  if (!isPixKey(env.API_PIX_RECEIVER_KEY as string)) fail('API_PIX_RECEIVER_KEY must be a Pix key (CPF, CNPJ, e-mail, +55 phone or random EVP key)');
+  let webhook: URL;
+  try {
+    webhook = new URL(env.API_PIX_WEBHOOK_URL as string);
+  } catch {
+    return fail('API_PIX_WEBHOOK_URL must be a URL, e.g. https://gateway.example/psp/<random segment>');
+  }
+  if (webhook.protocol !== 'https:' && !(webhook.protocol === 'http:' && LOOPBACK_HOSTS.has(webhook.hostname))) fail('API_PIX_WEBHOOK_URL must be an https URL (http only on loopback, for tests)');
+  if (webhook.search || webhook.hash) fail('API_PIX_WEBHOOK_URL must have no query or fragment');
+  const segment = webhook.pathname.replace(/\/+$/, '').split('/').pop() ?? '';
+  if (!UNGUESSABLE_SEGMENT.test(segment)) fail('API_PIX_WEBHOOK_URL must end in an unguessable path segment: 22 or more letters, digits, - or _ (e.g. openssl rand -hex 16)');
 }

@@ -36,6 +36,10 @@ export const ERROR_CODES = [
   'INVALID_STATUS',
   'ALREADY_CANCELLED',
   'ALREADY_PAUSED',
+  // refunds of a sale
+  'SALE_NOT_REFUNDABLE',
+  'REFUND_EXCEEDS_REMAINING',
+  'REFUND_WINDOW_EXPIRED',
   // the service is saturated for a moment (no database connection in time): retry after Retry-After
   'SERVICE_UNAVAILABLE',
   // anything unexpected

@@ -17,6 +17,8 @@ export const PLATFORM_ACCOUNTS = [
   'FINE_REVENUE',
   /** What refunds and lost disputes cost the platform: the fee it had earned on the sale, which it does not get back from the seller. */
   'REVERSAL_COST',
+  /** Pix received that belong to no sale (none, cancelled, another amount, paid twice): owed back to their payers until returned. */
+  'PAYER_RETURNS_DUE',
 ] as const;
 export const PROVIDER_ACCOUNTS = [
   /** What the card acquirer owes the platform for captured card sales, not yet settled. */
@@ -25,6 +27,8 @@ export const PROVIDER_ACCOUNTS = [
   'PSP_HOLDINGS',
   /** Sent to a seller's PIX key through the payout provider, not yet confirmed. */
   'PAYOUT_IN_TRANSIT',
+  /** Refunds asked of the provider and not yet confirmed: owed to the payers, still held by the provider. */
+  'REFUNDS_IN_TRANSIT',
 ] as const;
 export const LEDGER_ACCOUNTS = [...SELLER_ACCOUNTS, ...PLATFORM_ACCOUNTS, ...PROVIDER_ACCOUNTS] as const;
 export type SellerAccount = (typeof SELLER_ACCOUNTS)[number];
@@ -47,6 +51,11 @@ export const LEDGER_ENTRY_KINDS = [
   'CHARGEBACK_OPENED',
   'CHARGEBACK_CONFIRMED',
   'REFUND',
+  'REFUND_REQUESTED',
+  'REFUND_SETTLED',
+  'REFUND_FAILED',
+  'PIX_RETURN_DUE',
+  'PIX_RETURNED',
   'WITHDRAWAL_REQUESTED',
   'WITHDRAWAL_SENT',
   'WITHDRAWAL_COMPLETED',
@@ -55,7 +64,7 @@ export const LEDGER_ENTRY_KINDS = [
 export type LedgerEntryKind = (typeof LEDGER_ENTRY_KINDS)[number];
 
 /** What a ledger posting points at: its cause. */
-export type LedgerReferenceType = 'SALE' | 'WITHDRAWAL';
+export type LedgerReferenceType = 'SALE' | 'WITHDRAWAL' | 'PIX_RECEIPT';
 
 export interface BalanceMovement {
   account: LedgerAccount;

@@ -20,3 +20,8 @@ export function pixKeyProblem(key: string, type: PixKeyType): string | null {
   const [valid, message] = checks[type];
   return valid ? null : message;
 }
+
+/** Whether `key` is a valid Pix key of any type (a key configured without its type). */
+export function isPixKey(key: string): boolean {
+  return PIX_KEY_TYPES.some((type) => pixKeyProblem(key, type) === null);
+}

@@ -12,6 +12,7 @@ const card: SaleMoveState = {
   netAmountCents: null,
   reserveAmountCents: null,
   reserveSettledAt: null,
+  refundedCents: cents(0),
 };
 
 describe('planSaleMove', () => {

@@ -2,6 +2,7 @@ import { addDays } from './dates';
 import { FeeSchedule, saleFees } from './fees';
 import { LedgerEffect } from './ledger';
 import { Cents, cents } from './money';
+import { fundsAfterRefunds } from './refund-ledger';
 import { receivableOf, saleLedgerEffect } from './sale-ledger';
 import { nextSaleStatus, SaleEvent, SalePaymentMethod, SaleStatus } from './sale-status';
 
@@ -23,6 +24,8 @@ export interface SaleMoveState {
   netAmountCents: Cents | null;
   reserveAmountCents: Cents | null;
   reserveSettledAt: Date | null;
+  /** Refunded of it so far (refunds asked for and not failed). */
+  refundedCents: Cents;
 }
 
 /** The columns a move writes besides the status (named as the sale's properties). */
@@ -47,7 +50,8 @@ export interface SaleMove {
  * One move of a sale by `event` at `now` (pure): the next status from the table of spec 3.1 (or
  * InvalidTransitionError), the fees fixed by its first payment (platform.md §4: net credited, the card
  * reserve held until `cardReserveDays` later), the reserve marked settled by a reversal, and the balance
- * effect of domain/sale-ledger.ts. The money pipeline (src/payments/money-pipeline.ts) plans every move with it.
+ * effect of domain/sale-ledger.ts on what refunds left of the sale (a sale refunded in full by its
+ * refunds moves to ESTORNADO with only its held reserve going back to available). The money pipeline (src/payments/money-pipeline.ts) plans every move with it.
  */
 export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: FeeSchedule, now: Date): SaleMove {
   const next = nextSaleStatus(sale.status, event, sale.paymentMethod);
@@ -74,13 +78,14 @@ export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: Fe
     columns.reversalReason = reversal;
     if (reserveHeldCents > 0) columns.reserveSettledAt = now;
   }
-  const effect = saleLedgerEffect(event, {
+  const funds = {
     amountCents: sale.amountCents,
     systemFeeCents,
     netAmountCents,
     reserveHeldCents,
     chargebackFineCents: schedule.chargebackFineCents,
     receivable: receivableOf(sale.paymentMethod),
-  });
+  };
+  const effect = saleLedgerEffect(event, fundsAfterRefunds(funds, sale.refundedCents));
   return { next, columns, effect };
 }

@@ -26,8 +26,11 @@ export interface PostingFigures {
 }
 
 /** A posting to write: its seller and figures, and its entries (summing to zero). */
-export interface NewPosting extends PostingFigures {
-  sellerId: number;
+export interface NewPosting extends Omit<PostingFigures, 'availableAfterCents' | 'blockedAfterCents'> {
+  /** Null for the platform's own postings (a Pix with no sale), which move no seller's balance. */
+  sellerId: number | null;
+  availableAfterCents: number | null;
+  blockedAfterCents: number | null;
   entries: Array<{ account: LedgerAccount; provider: string | null; amountCents: number }>;
 }
 
@@ -206,7 +209,7 @@ export class LedgerRepository {
          SELECT e.seller_id, 0, 0,
                 COALESCE(SUM(e.amount_cents) FILTER (WHERE e.account = 'AVAILABLE'), 0),
                 COALESCE(SUM(e.amount_cents) FILTER (WHERE e.account = 'BLOCKED'), 0)
-           FROM ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM balances b WHERE b.seller_id = e.seller_id)
+           FROM ledger_entries e WHERE e.seller_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM balances b WHERE b.seller_id = e.seller_id)
           GROUP BY e.seller_id
          ORDER BY 1`,
       )
@@ -285,7 +288,7 @@ export class LedgerRepository {
         `SELECT id FROM (
            SELECT id, available_after_cents - available_delta_cents AS available_before, blocked_after_cents - blocked_delta_cents AS blocked_before,
                   lag(available_after_cents, 1, 0::bigint) OVER w AS available_previous, lag(blocked_after_cents, 1, 0::bigint) OVER w AS blocked_previous
-             FROM ledger_postings WINDOW w AS (PARTITION BY seller_id ORDER BY id)) AS chain
+             FROM ledger_postings WHERE seller_id IS NOT NULL WINDOW w AS (PARTITION BY seller_id ORDER BY id)) AS chain
           WHERE available_before <> available_previous OR blocked_before <> blocked_previous ORDER BY id LIMIT 20`,
       ),
       this.dataSource.query(`SELECT account, provider, sum(amount_cents) AS sum FROM ledger_entries GROUP BY account, provider ORDER BY account, provider`),

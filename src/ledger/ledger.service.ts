@@ -9,10 +9,13 @@ import { BalanceMismatch, BalanceRow, DoubleEntryReport, LedgerRepository, NewPo
 export type { StatementCursor, StatementRow } from './ledger.repository';
 
 export interface LedgerPosting {
-  sellerId: number;
+  /** The seller whose balance it moves; null for the platform's own postings (a Pix that belongs to no sale). */
+  sellerId: number | null;
   referenceType: LedgerReferenceType;
   referenceId: number;
   effect: LedgerEffect;
+  /** The provider its provider accounts are with, when not the card and payout provider (a PIX sale's PSP). */
+  provider?: string | null;
 }
 
 export type BalanceAfter = Omit<BalanceRow, 'updatedAt'>;
@@ -68,6 +71,7 @@ export class LedgerService {
     const deltas = moving.map((posting) => sellerDeltas(posting.effect));
     const sums = new Map<number, { sellerId: number; availableCents: number; blockedCents: number }>();
     moving.forEach((posting, index) => {
+      if (posting.sellerId === null) return;
       const sum = sums.get(posting.sellerId) ?? { sellerId: posting.sellerId, availableCents: 0, blockedCents: 0 };
       sum.availableCents += deltas[index].available;
       sum.blockedCents += deltas[index].blocked;
@@ -79,6 +83,10 @@ export class LedgerService {
     const rows: NewPosting[] = [];
     for (let index = moving.length - 1; index >= 0; index -= 1) {
       const posting = moving[index];
+      if (posting.sellerId === null) {
+        rows.unshift(this.newPosting(posting, deltas[index], null));
+        continue;
+      }
       const after = running.get(posting.sellerId) as BalanceAfter;
       rows.unshift(this.newPosting(posting, deltas[index], after));
       running.set(posting.sellerId, { availableCents: cents(after.availableCents - deltas[index].available), blockedCents: cents(after.blockedCents - deltas[index].blocked) });
@@ -86,7 +94,8 @@ export class LedgerService {
     await this.ledger.appendPostings(rows, manager);
   }
 
-  private newPosting(posting: LedgerPosting, deltas: { available: number; blocked: number }, after: BalanceAfter): NewPosting {
+  private newPosting(posting: LedgerPosting, deltas: { available: number; blocked: number }, after: BalanceAfter | null): NewPosting {
+    if (posting.sellerId === null && (deltas.available !== 0 || deltas.blocked !== 0)) throw new Error(`A ${posting.effect.kind} posting without a seller moves a seller's account`);
     return {
       sellerId: posting.sellerId,
       kind: posting.effect.kind,
@@ -94,11 +103,11 @@ export class LedgerService {
       referenceId: posting.referenceId,
       availableDeltaCents: deltas.available,
       blockedDeltaCents: deltas.blocked,
-      availableAfterCents: after.availableCents,
-      blockedAfterCents: after.blockedCents,
+      availableAfterCents: after?.availableCents ?? null,
+      blockedAfterCents: after?.blockedCents ?? null,
       entries: posting.effect.movements
         .filter((m) => m.amountCents !== 0)
-        .map((m) => ({ account: m.account, provider: isProviderAccount(m.account) ? this.provider : null, amountCents: m.amountCents })),
+        .map((m) => ({ account: m.account, provider: isProviderAccount(m.account) ? (posting.provider ?? this.provider) : null, amountCents: m.amountCents })),
     };
   }
 

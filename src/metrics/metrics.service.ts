@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { Pool } from 'pg';
 import { NextFunction, Request, Response } from 'express';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { PAYOUTS_QUEUE } from '../cashout/cashout.service';
 import { NOTIFICATIONS_QUEUE } from '../notifications/notifications.relay';
@@ -23,6 +23,7 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 export class MetricsService {
   readonly registry = new Registry();
   private readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly pixDifferences: Counter<'kind'>;
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
@@ -37,6 +38,12 @@ export class MetricsService {
       help: 'Time from the request to the end of its response, by route template and status',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.pixDifferences = new Counter({
+      name: 'pix_reconciliation_differences_total',
+      help: "Differences between the PSP's records and the gateway's found by this instance: Pix that belonged to no payable sale (UNMATCHED, LATE, AMOUNT_MISMATCH, DUPLICATE), notifications of Pix the PSP does not have (FORGED_NOTIFICATION), returns the PSP did not make (RETURN_NOT_MADE)",
+      labelNames: ['kind'],
       registers,
     });
     // Undefined until the data source has connected.
@@ -108,5 +115,10 @@ export class MetricsService {
 
   render(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** One difference with the PSP found (reconciliation, a notification, a return). */
+  countPixDifference(kind: string): void {
+    this.pixDifferences.inc({ kind });
   }
 }

@@ -89,13 +89,18 @@ export class NotificationsService {
 
   /**
    * The postbacks of a unit of work (platform.md §5), in the caller's transaction and one statement:
-   * transaction.status_changed for each sale change, subscription.status_changed for each subscription
-   * change, in that order.
+   * transaction.status_changed for each sale change, refund.status_changed for each refund's,
+   * subscription.status_changed for each subscription change, in that order.
    */
-  async enqueueStatusChanges(manager: EntityManager, changes: { sales?: Array<StatusChange<unknown>>; subscriptions?: Array<StatusChange<unknown>> }): Promise<void> {
+  async enqueueStatusChanges(
+    manager: EntityManager,
+    changes: { sales?: Array<StatusChange<unknown>>; subscriptions?: Array<StatusChange<unknown>>; refunds?: Array<StatusChange<unknown> & { saleId: number }> },
+  ): Promise<void> {
     await this.notifications.insertEvents(
       [
         ...(changes.sales ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change)),
+        // After the sale's own changes, on the sale's key: a receiver sees a refund and the sale's move in order.
+        ...(changes.refunds ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'refund.status_changed', `sale:${change.saleId}`, change)),
         ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change)),
       ],
       manager,

@@ -18,6 +18,7 @@ import { SubscriptionsRepository } from '../subscriptions/subscriptions.reposito
 import { ChargeOutcome, ChargesService } from './charges.service';
 import { PaymentDocument } from './checkout.service';
 import { MoneyPipeline } from './money-pipeline';
+import { PixChargesService } from './pix-charges.service';
 
 const BATCH = 500;
 /** Claimed batches billed at once by one instance (runBilling). */
@@ -83,6 +84,7 @@ export class BillingService {
     private readonly charges: ChargesService,
     private readonly sellers: SellerService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly pixCharges: PixChargesService,
     config: AppConfig,
   ) {
     this.dunning = { ...DEFAULT_DUNNING, ...config.subscriptionDunning };
@@ -357,21 +359,26 @@ export class BillingService {
     const documents = new Map<number, PaymentDocument>();
     await forEachConcurrently(charges, concurrency, async ({ subscription, saleId, dueAt }) => {
       const profile = await profileOf(subscription.sellerId);
-      const pix = await this.provider.createPixCharge({
-        amountCents: subscription.amountCents,
-        txid: `SALE${saleId}`,
-        receiverKey: null,
-        merchantName: profile.merchantName,
-        merchantCity: profile.merchantCity,
-      });
-      const expiresAt = addDays(dueAt, this.dunning.pixExpiryDays);
-      documents.set(saleId, { pixCode: pix.code, pixReceiverKey: pix.receiverKey, boletoCode: null, externalTransactionId: pix.externalId, expiresAt });
+      const { customerName: name, customerDocument: number } = subscription;
+      const pix = await this.pixCharges.issue(
+        saleId,
+        {
+          amountCents: subscription.amountCents,
+          expiresAt: addDays(dueAt, this.dunning.pixExpiryDays),
+          receiverKey: null,
+          profile,
+          payer: { name, documentType: number ? (number.length > 11 ? 'CNPJ' : 'CPF') : null, documentNumber: number },
+          description: subscription.productName,
+        },
+        new Date(),
+      );
+      documents.set(saleId, { ...NO_PAYMENT_DOCUMENT, ...pix });
     });
     return documents;
   }
 }
 
-const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
 /** The sale of one charge of a period of the subscription (locked and re-checked), written PENDENTE under the charge's sale id. */
 function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: PaymentDocument | null): Partial<SaleEntity> & { id: number; status: 'PENDENTE' } {

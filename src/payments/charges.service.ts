@@ -164,9 +164,9 @@ export class ChargesService {
   async refundDue(saleIds: number[] | null, now: Date, sellerId: number | null = null): Promise<number> {
     const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH);
     const refunded: number[] = [];
-    for (const { id } of due) {
+    for (const { id, amountCents } of due) {
       try {
-        await this.provider.refundCharge(chargeReference(id));
+        await this.provider.refundCharge({ reference: chargeReference(id), refundId: `STOP${id}`, amountCents });
         refunded.push(id);
       } catch (error) {
         this.logger.warn({ err: error, saleId: id }, 'Could not refund a charge approved after its subscription stopped; retrying later');

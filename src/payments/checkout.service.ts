@@ -20,6 +20,7 @@ import { toSaleSubscription } from '../subscriptions/subscription.presenter';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { ChargesService } from './charges.service';
 import { MoneyPipeline } from './money-pipeline';
+import { PixChargesService } from './pix-charges.service';
 
 const SCOPE = 'POST /api/sales';
 
@@ -30,7 +31,7 @@ export interface CreatedSale {
 }
 
 /** What the provider gave a PIX or boleto sale before it is written. */
-export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
+export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'pixProvider' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
 
 /**
  * Sale creation (POST /api/sales), with the subscription a sale opens. No provider call runs inside a
@@ -51,6 +52,7 @@ export class CheckoutService {
     private readonly sellers: SellerService,
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
+    private readonly pixCharges: PixChargesService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
   ) {}
 
@@ -88,19 +90,24 @@ export class CheckoutService {
   }
 
   private async paymentDocument(saleId: number, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {
-    const none: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+    const none: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
     const amountCents = cents(request.amount);
     switch (request.paymentMethod) {
       case 'PIX': {
-        const pix = await this.provider.createPixCharge({
-          amountCents,
-          txid: `SALE${saleId}`,
-          receiverKey: request.pix?.key ?? null,
-          merchantName: profile.merchantName,
-          merchantCity: profile.merchantCity,
-        });
-        const expiresAt = request.pix?.expiresInDays ? addDays(now, request.pix.expiresInDays) : null;
-        return { ...none, pixCode: pix.code, pixReceiverKey: pix.receiverKey, externalTransactionId: pix.externalId, expiresAt };
+        const { customer } = request;
+        const pix = await this.pixCharges.issue(
+          saleId,
+          {
+            amountCents,
+            expiresAt: request.pix?.expiresInDays ? addDays(now, request.pix.expiresInDays) : null,
+            receiverKey: request.pix?.key ?? null,
+            profile,
+            payer: { name: customer.name, documentType: customer.document?.type ?? null, documentNumber: customer.document?.number ?? null },
+            description: request.items[0]?.title ?? null,
+          },
+          now,
+        );
+        return { ...none, ...pix };
       }
       case 'BOLETO': {
         const due = boletoDueDate(now, request.boleto?.expiresInDays ?? DEFAULT_BOLETO_DAYS);

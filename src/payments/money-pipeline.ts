@@ -108,7 +108,7 @@ export class MoneyPipeline {
       const planned = requests.map(({ sale, event, extra }) => {
         const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
         const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
-        const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect } : null;
+        const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect, provider: sale.pixProvider } : null;
         return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting };
       });
       // The subscriptions these moves concern, locked at once (those not tracked yet).

@@ -11,6 +11,10 @@ import { ChargesService } from './charges.service';
 import { CheckoutService } from './checkout.service';
 import { MoneyPipeline } from './money-pipeline';
 import { PaymentsScheduler } from './payments.scheduler';
+import { PixChargesService } from './pix-charges.service';
+import { RefundsController } from './refunds.controller';
+import { RefundsRepository } from './refunds.repository';
+import { RefundsService } from './refunds.service';
 import { SalesController } from './sales.controller';
 import { SubscriptionActionsController } from './subscription-actions.controller';
 import { SubscriptionActionsService } from './subscription-actions.service';
@@ -22,8 +26,8 @@ import { SubscriptionActionsService } from './subscription-actions.service';
  */
 @Module({
   imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
-  controllers: [SalesController, SubscriptionActionsController],
-  providers: [MoneyPipeline, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
-  exports: [ChargesService, BillingService, SubscriptionActionsService],
+  controllers: [SalesController, RefundsController, SubscriptionActionsController],
+  providers: [MoneyPipeline, PixChargesService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
+  exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService],
 })
 export class PaymentsModule {}

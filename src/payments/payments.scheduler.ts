@@ -3,6 +3,7 @@ import { Cron, CronExpression } from '@nestjs/schedule';
 import { ExclusiveJob } from '../common/jobs/exclusive-job';
 import { BillingService, BillingSummary } from './billing.service';
 import { ChargesService, SaleDueWorkSummary } from './charges.service';
+import { RefundsService } from './refunds.service';
 
 /**
  * The money wing's jobs, every minute, in every instance: each claims its work (FOR UPDATE SKIP LOCKED,
@@ -19,10 +20,19 @@ export class PaymentsScheduler {
   private readonly salesJob = new ExclusiveJob<SaleDueWorkSummary>(new Logger('SalesScheduler'), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges + s.refundedCharges > 0);
   private readonly billingJob = new ExclusiveJob<BillingSummary>(new Logger('SubscriptionsScheduler'), 'Subscription billing', (s) => Object.values(s).some((count) => count > 0));
 
+  private readonly refundsJob = new ExclusiveJob<number>(new Logger('RefundsScheduler'), 'Pending refunds', (n) => n > 0);
+
   constructor(
     private readonly charges: ChargesService,
     private readonly billing: BillingService,
+    private readonly refunds: RefundsService,
   ) {}
+
+  /** Refunds whose provider call did not answer, sent again (the provider makes each once) or asked about. */
+  @Cron(CronExpression.EVERY_30_SECONDS, { name: 'pending-refunds' })
+  retryRefunds(): Promise<void> {
+    return this.refundsJob.run(() => this.refunds.retryPending());
+  }
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'sales-due-work' })
   runDueWork(): Promise<void> {

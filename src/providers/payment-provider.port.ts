@@ -1,8 +1,9 @@
 import { Cents } from '../domain/money';
 
 /**
- * The payment provider (acquirer / PSP) as the modules see it. `sandbox` is the only adapter; a real
- * acquirer is a second adapter behind this same interface (see providers.module.ts).
+ * The card acquirer and boleto issuer as the modules see it. `sandbox` is the only adapter; a real
+ * acquirer is a second adapter behind this same interface (see providers.module.ts). PIX has its own
+ * port (pix-provider.port.ts).
  */
 export const PAYMENT_PROVIDER = Symbol('PAYMENT_PROVIDER');
 
@@ -29,23 +30,6 @@ export interface ChargeResult {
   reason: string | null;
 }
 
-export interface PixChargeRequest {
-  amountCents: Cents;
-  /** Our reference written in the code (25 alphanumerics at most). */
-  txid: string;
-  /** The receiver's PIX key asked by the seller; the provider's own key when absent. */
-  receiverKey: string | null;
-  merchantName: string;
-  merchantCity: string;
-}
-
-export interface PixCharge {
-  /** The copy-and-paste BR Code. */
-  code: string;
-  receiverKey: string;
-  externalId: string;
-}
-
 export interface BoletoRequest {
   amountCents: Cents;
   /** YYYY-MM-DD. */
@@ -59,6 +43,16 @@ export interface Boleto {
   code: string;
   externalId: string;
 }
+
+export interface CardRefundRequest {
+  reference: string;
+  /** Ours, unique per refund. */
+  refundId: string;
+  amountCents: Cents;
+}
+
+/** The acquirer will not make a refund (nothing approved under the reference, or more than what is left). */
+export class CardRefundRefusedError extends Error {}
 
 export interface ChargeRequest {
   /** Our idempotency reference: the sale's id. The provider makes at most one charge per reference. */
@@ -86,12 +80,12 @@ export interface PaymentProvider {
    */
   voidCharge(reference: string): Promise<ChargeResult | null>;
   /**
-   * Gives the customer back the whole of the charge made for this reference (a card charge approved
-   * after its subscription was stopped). Idempotent: a reference is refunded at most once. Throws when
-   * the provider made no approved charge for it.
+   * Gives the customer back `amountCents` of the charge made for this reference (a seller's refund, or
+   * a card charge approved after its subscription was stopped). Idempotent by `refundId`: the same id
+   * again answers the first refund. Throws CardRefundRefusedError when the acquirer will not (no
+   * approved charge, or more than what is left of it).
    */
-  refundCharge(reference: string): Promise<{ externalId: string }>;
-  createPixCharge(request: PixChargeRequest): Promise<PixCharge>;
+  refundCharge(request: CardRefundRequest): Promise<{ externalId: string }>;
   createBoleto(request: BoletoRequest): Promise<Boleto>;
 }
 

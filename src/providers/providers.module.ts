@@ -1,15 +1,40 @@
+import { readFileSync } from 'node:fs';
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { ApiPixClient } from './api-pix/api-pix.client';
+import { ApiPixProvider } from './api-pix/api-pix.provider';
 import { PAYMENT_PROVIDER } from './payment-provider.port';
 import { PAYOUT_PROVIDER } from './payout-provider.port';
+import { PIX_PROVIDER } from './pix-provider.port';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
 import { SandboxPayoutProvider } from './sandbox/sandbox-payout.provider';
+import { SandboxPixProvider } from './sandbox/sandbox-pix.provider';
 
-/** Binds the provider ports to the adapters PAYMENT_PROVIDER names; `sandbox` is the only one so far. */
+/** The API Pix adapter from the configuration (files read once, at boot). */
+function apiPixProvider(config: AppConfig): ApiPixProvider {
+  const settings = config.apiPix;
+  const client = new ApiPixClient({
+    baseUrl: settings.baseUrl,
+    tokenUrl: settings.tokenUrl,
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    cert: readFileSync(settings.certFile),
+    key: readFileSync(settings.keyFile),
+    ca: settings.caFile ? readFileSync(settings.caFile) : null,
+    timeoutMs: settings.timeoutMs,
+  });
+  return new ApiPixProvider(client, settings.receiverKey);
+}
+
+/**
+ * Binds the provider ports to their adapters: cards and boletos (PAYMENT_PROVIDER) and payouts are the
+ * sandbox's; PIX (PIX_PROVIDER) is the sandbox's or a PSP's through the BCB's API Pix.
+ */
 @Module({
   providers: [
     SandboxPaymentProvider,
     SandboxPayoutProvider,
+    SandboxPixProvider,
     {
       provide: PAYMENT_PROVIDER,
       inject: [AppConfig, SandboxPaymentProvider],
@@ -20,7 +45,12 @@ import { SandboxPayoutProvider } from './sandbox/sandbox-payout.provider';
       inject: [AppConfig, SandboxPayoutProvider],
       useFactory: (config: AppConfig, sandbox: SandboxPayoutProvider) => ({ sandbox })[config.paymentProvider],
     },
+    {
+      provide: PIX_PROVIDER,
+      inject: [AppConfig, SandboxPixProvider],
+      useFactory: (config: AppConfig, sandbox: SandboxPixProvider) => (config.pixProvider === 'api-pix' ? apiPixProvider(config) : sandbox),
+    },
   ],
-  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER],
+  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER],
 })
 export class ProvidersModule {}

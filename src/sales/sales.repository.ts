@@ -293,14 +293,15 @@ export class SalesRepository {
   }
 
   /** Sales still PAGO that are marked to be refunded: among `ids`, or (null) the oldest `limit` of all (of one seller, or all). */
-  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number): Promise<Array<{ id: number; sellerId: number }>> {
+  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number): Promise<Array<{ id: number; sellerId: number; amountCents: Cents }>> {
     if (ids !== null && ids.length === 0) return [];
-    return this.dataSource.query(
-      `SELECT id, seller_id AS "sellerId" FROM sales
+    const rows: Array<{ id: number; sellerId: number; amountCents: string }> = await this.dataSource.query(
+      `SELECT id, seller_id AS "sellerId", amount_cents AS "amountCents" FROM sales
         WHERE refund_due_at IS NOT NULL AND status = 'PAGO' AND ($1::int[] IS NULL OR id = ANY($1::int[])) AND ($2::int IS NULL OR seller_id = $2)
         ORDER BY refund_due_at LIMIT $3`,
       [ids, sellerId, limit],
     );
+    return rows.map((row) => ({ ...row, amountCents: cents(Number(row.amountCents)) }));
   }
 
   /**

@@ -6,7 +6,6 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { buildBoletoLine } from '../../domain/boleto-line';
 import { detectCardBrand } from '../../domain/card';
-import { buildPixBrCode } from '../../domain/pix-br-code';
 import {
   Boleto,
   BoletoRequest,
@@ -14,9 +13,9 @@ import {
   CardToken,
   ChargeRequest,
   ChargeResult,
+  CardRefundRefusedError,
+  CardRefundRequest,
   PaymentProvider,
-  PixCharge,
-  PixChargeRequest,
 } from '../payment-provider.port';
 
 type Outcome = ChargeResult['outcome'];
@@ -31,8 +30,6 @@ export const SANDBOX_TEST_CARDS: Readonly<Record<string, { first: Outcome; renew
   '4000000000000341': { first: 'APPROVED', renewal: 'REFUSED' },
 };
 
-/** The gateway's own PIX key in the sandbox (a random EVP key), used when the seller names none. */
-export const SANDBOX_PIX_KEY = '7f6d9a3e-2c41-4b8e-9d0a-5e3f1c2b4a69';
 /** Bank code written in sandbox boletos. */
 export const SANDBOX_BOLETO_BANK = '001';
 
@@ -116,30 +113,32 @@ export class SandboxPaymentProvider implements PaymentProvider {
     return this.findCharge(reference);
   }
 
-  async refundCharge(reference: string): Promise<{ externalId: string }> {
-    const [row]: Array<{ external_id: string }> = await this.dataSource.query(
-      `UPDATE sandbox_card_charges SET refunded_at = COALESCE(refunded_at, now()) WHERE reference = $1 AND outcome = 'APPROVED' RETURNING external_id`,
-      [reference],
+  async refundCharge(request: CardRefundRequest): Promise<{ externalId: string }> {
+    // One statement: the refund recorded if the approved charge has that much left (or the one recorded
+    // under this id before), and the charge marked refunded once nothing is left.
+    const [row]: Array<{ refund_id: string }> = await this.dataSource.query(
+      `WITH charge AS (
+         SELECT c.reference, (c.amount_cents - COALESCE((SELECT sum(r.amount_cents) FROM sandbox_card_refunds r WHERE r.reference = c.reference), 0))::bigint AS left_cents
+           FROM sandbox_card_charges c WHERE c.reference = $1::varchar AND c.outcome = 'APPROVED' FOR UPDATE),
+       inserted AS (
+         INSERT INTO sandbox_card_refunds (refund_id, reference, amount_cents)
+         SELECT $2::varchar, reference, $3::bigint FROM charge WHERE left_cents >= $3::bigint AND NOT EXISTS (SELECT 1 FROM sandbox_card_refunds WHERE refund_id = $2::varchar)
+         RETURNING refund_id, reference),
+       marked AS (
+         UPDATE sandbox_card_charges c SET refunded_at = COALESCE(c.refunded_at, now())
+           FROM charge WHERE c.reference = charge.reference AND charge.left_cents = $3::bigint AND EXISTS (SELECT 1 FROM inserted))
+       SELECT refund_id FROM inserted
+       UNION ALL
+       SELECT refund_id FROM sandbox_card_refunds WHERE refund_id = $2::varchar AND reference = $1::varchar`,
+      [request.reference, request.refundId, request.amountCents],
     );
-    if (!row) throw new Error(`The sandbox acquirer has no approved charge for reference ${reference} to refund`);
-    return { externalId: `${row.external_id}_refund` };
+    if (!row) throw new CardRefundRefusedError(`The sandbox acquirer has no approved charge for reference ${request.reference} with ${request.amountCents} cents left to refund`);
+    return { externalId: `sbx_rf_${request.refundId}` };
   }
 
   private async row(reference: string): Promise<ChargeRow | null> {
     const [row]: ChargeRow[] = await this.dataSource.query(`SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1`, [reference]);
     return row ?? null;
-  }
-
-  async createPixCharge(request: PixChargeRequest): Promise<PixCharge> {
-    const receiverKey = request.receiverKey ?? SANDBOX_PIX_KEY;
-    const code = buildPixBrCode({
-      key: receiverKey,
-      amountCents: request.amountCents,
-      merchantName: request.merchantName,
-      merchantCity: request.merchantCity,
-      txid: request.txid,
-    });
-    return { code, receiverKey, externalId: `sbx_pix_${request.txid}` };
   }
 
   async createBoleto(request: BoletoRequest): Promise<Boleto> {

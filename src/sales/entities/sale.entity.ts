@@ -5,6 +5,9 @@ import { SaleStatus } from '../../domain/sale-status';
 import { PaymentMethod } from '../dto/create-sale.dto';
 import { SaleItemEntity } from './sale-item.entity';
 
+/** The adapters of the PIX provider port (PIX_PROVIDER). */
+export type PixProviderName = 'sandbox' | 'api-pix';
+
 export type ReversalReason = 'REFUNDED' | 'CHARGEBACK_CONFIRMED' | 'MED_LOST';
 
 @Entity({ name: 'sales' })
@@ -97,6 +100,22 @@ export class SaleEntity {
 
   @Column({ name: 'external_transaction_id', type: 'varchar', nullable: true })
   externalTransactionId: string | null;
+
+  /** Which PIX provider issued the sale's charge (`sandbox` or `api-pix`); null for other methods. */
+  @Column({ name: 'pix_provider', type: 'varchar', nullable: true })
+  pixProvider: PixProviderName | null;
+
+  /** The end-to-end id of the Pix that paid the sale, as the PSP reported it. */
+  @Column({ name: 'pix_end_to_end_id', type: 'varchar', nullable: true })
+  pixEndToEndId: string | null;
+
+  /** When the sale's charge was removed at the PSP after the sale was cancelled (null while it is still to be removed). */
+  @Column({ name: 'pix_charge_closed_at', type: 'timestamptz', nullable: true })
+  pixChargeClosedAt: Date | null;
+
+  /** Refunded of the sale so far: refunds asked for and not failed. */
+  @Column({ name: 'refunded_cents', type: 'bigint', transformer: centsTransformer, default: 0 })
+  refundedCents: Cents;
 
   @Column({ name: 'reversal_reason', type: 'varchar', nullable: true })
   reversalReason: ReversalReason | null;

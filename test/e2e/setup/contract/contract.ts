@@ -56,10 +56,48 @@ const statement = S.shape({
   nextCursor: { anyOf: [{ type: 'string' }, { type: 'null' }] },
 });
 
+/** A refund of a sale (the gateway's own route beside spec 4.1): cents, a status, dates. */
+const refund = S.shape({
+  id: { type: 'integer' },
+  saleId: { type: 'integer' },
+  amount: { type: 'integer', minimum: 1 },
+  status: { enum: ['PENDING', 'COMPLETED', 'FAILED'] },
+  failureReason: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+  createdAt: { type: 'string', format: 'date-time' },
+  completedAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
+});
+const refundList = S.shape({ refunds: { type: 'array', items: refund }, refundedAmount: cents, refundableAmount: cents });
+const reconciliation = S.shape({
+  from: { type: 'string', format: 'date-time' },
+  to: { type: 'string', format: 'date-time' },
+  provider: { enum: ['sandbox', 'api-pix'] },
+  receivedAtPsp: S.shape({ count: { type: 'integer' }, amount: cents }),
+  bookedInGateway: S.shape({ count: { type: 'integer' }, amount: cents }),
+  differences: {
+    type: 'array',
+    items: S.shape({
+      kind: { enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP'] },
+      endToEndId: { type: 'string' },
+      txid: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      saleId: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+      amount: cents,
+      returnStatus: { anyOf: [{ enum: ['PENDING', 'DEVOLVIDO', 'NAO_REALIZADO'] }, { type: 'null' }] },
+      detail: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+    }),
+  },
+});
+/** The PSP's side of the webhook: an empty object, or an RFC 7807 problem. */
+const pspProblem: Family = () => S.shape({ type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' } }, { detail: { type: 'string' } });
+
 /** Every route with a JSON answer: the spec's (section 4), the sandbox's and the operator's (platform.md §2, §3). */
 const ROUTES: Route[] = [
   { method: 'POST', path: /^\/api\/sales$/, ok: { 201: S.saleCreated }, family: S.salesError },
   { method: 'GET', path: new RegExp(`^/api/transactions/${ID}$`), ok: { 200: S.transaction }, family: S.lookupError },
+  { method: 'POST', path: new RegExp(`^/api/sales/${ID}/refunds$`), ok: { 201: refund }, family: S.salesError },
+  { method: 'GET', path: new RegExp(`^/api/sales/${ID}/refunds$`), ok: { 200: refundList }, family: S.salesError },
+  { method: 'GET', path: /^\/admin\/reconciliation$/, ok: { 200: reconciliation }, family: S.accountError },
+  // The PSP's notifications, at the path the tests give API_PIX_WEBHOOK_URL.
+  { method: 'POST', path: /^\/psp\/notifications\/[A-Za-z0-9_-]{22,}\/pix$/, ok: { 200: S.shape({}) }, family: pspProblem },
   { method: 'GET', path: /^\/api\/seller$/, ok: { 200: S.sellerAccount }, family: S.accountError },
   { method: 'GET', path: /^\/api\/public\/balance$/, ok: { 200: S.balance }, family: S.accountError },
   { method: 'GET', path: /^\/api\/public\/balance\/statement$/, ok: { 200: statement }, family: S.accountError },

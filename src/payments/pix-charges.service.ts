@@ -1,0 +1,46 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Cents } from '../domain/money';
+import { PIX_PROVIDER, PixProvider, pixTxid } from '../providers/pix-provider.port';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { SalesProfile } from '../seller/seller.service';
+
+/** What the PIX provider gave a sale before it is written. */
+export type PixDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'pixProvider' | 'externalTransactionId' | 'expiresAt'>;
+
+/**
+ * What "no expiry" becomes at a PSP, whose immediate charges expire (24 h unless asked otherwise): 30
+ * days, and the sale expires with its charge so that the two never disagree (README, Going live).
+ */
+export const PSP_DEFAULT_EXPIRY_SECONDS = 30 * 24 * 3600;
+
+export interface PixChargeOrder {
+  amountCents: Cents;
+  /** When the sale stops being payable; null: the sandbox keeps it open, a PSP gives it PSP_DEFAULT_EXPIRY_SECONDS. */
+  expiresAt: Date | null;
+  receiverKey: string | null;
+  profile: SalesProfile;
+  payer: { name: string; documentType: string | null; documentNumber: string | null } | null;
+  description: string | null;
+}
+
+/** Issues the PIX charge of a sale (the API's and the billing job's), outside any transaction, under the sale's future id. */
+@Injectable()
+export class PixChargesService {
+  constructor(@Inject(PIX_PROVIDER) private readonly provider: PixProvider) {}
+
+  async issue(saleId: number, order: PixChargeOrder, now: Date): Promise<PixDocument> {
+    const expiresAt = order.expiresAt ?? (this.provider.name === 'sandbox' ? null : new Date(now.getTime() + PSP_DEFAULT_EXPIRY_SECONDS * 1000));
+    const documentType = order.payer?.documentType?.toUpperCase();
+    const charge = await this.provider.createCharge({
+      txid: pixTxid(saleId),
+      amountCents: order.amountCents,
+      expiresInSeconds: expiresAt ? Math.max(60, Math.ceil((expiresAt.getTime() - now.getTime()) / 1000)) : PSP_DEFAULT_EXPIRY_SECONDS,
+      receiverKey: order.receiverKey,
+      merchantName: order.profile.merchantName,
+      merchantCity: order.profile.merchantCity,
+      payer: order.payer ? { name: order.payer.name, documentType: documentType === 'CPF' || documentType === 'CNPJ' ? documentType : null, documentNumber: order.payer.documentNumber } : null,
+      description: order.description,
+    });
+    return { pixCode: charge.code, pixReceiverKey: charge.receiverKey, pixProvider: this.provider.name, externalTransactionId: charge.externalId, expiresAt };
+  }
+}

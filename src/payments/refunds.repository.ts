@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Cents, cents } from '../domain/money';
+
+export type RefundStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
+
+export interface RefundRow {
+  id: number;
+  saleId: number;
+  sellerId: number;
+  amountCents: Cents;
+  sellerDebitCents: Cents;
+  platformCostCents: Cents;
+  status: RefundStatus;
+  provider: string;
+  providerRefundId: string;
+  returnId: string | null;
+  failureReason: string | null;
+  requestedAt: Date | null;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `id::int AS id, sale_id AS "saleId", seller_id AS "sellerId", amount_cents AS "amountCents", seller_debit_cents AS "sellerDebitCents",
+  platform_cost_cents AS "platformCostCents", status, provider, provider_refund_id AS "providerRefundId", return_id AS "returnId",
+  failure_reason AS "failureReason", requested_at AS "requestedAt", completed_at AS "completedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+function hydrate(row: Record<string, unknown>): RefundRow {
+  return {
+    ...(row as unknown as RefundRow),
+    amountCents: cents(Number(row.amountCents)),
+    sellerDebitCents: cents(Number(row.sellerDebitCents)),
+    platformCostCents: cents(Number(row.platformCostCents)),
+  };
+}
+
+/** The refunds of sales (sale_refunds): each full or partial refund, its split and its state at the provider. */
+@Injectable()
+export class RefundsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async insert(refund: Omit<RefundRow, 'id' | 'status' | 'providerRefundId' | 'returnId' | 'failureReason' | 'requestedAt' | 'completedAt' | 'createdAt' | 'updatedAt'>, manager: EntityManager): Promise<RefundRow> {
+    // The provider's id for it (DevolucaoId: letters and digits) comes from its own id, known once inserted.
+    const [row] = await manager.query(
+      `WITH next AS (SELECT nextval('sale_refunds_id_seq') AS id)
+       INSERT INTO sale_refunds (id, sale_id, seller_id, amount_cents, seller_debit_cents, platform_cost_cents, status, provider, provider_refund_id)
+       SELECT next.id, $1, $2, $3, $4, $5, 'PENDING', $6, 'GWRF' || lpad(next.id::text, 20, '0') FROM next
+       RETURNING ${COLUMNS}`,
+      [refund.saleId, refund.sellerId, refund.amountCents, refund.sellerDebitCents, refund.platformCostCents, refund.provider],
+    );
+    return hydrate(row);
+  }
+
+  async listOfSale(saleId: number, manager?: EntityManager): Promise<RefundRow[]> {
+    const rows: Array<Record<string, unknown>> = await (manager ?? this.dataSource).query(`SELECT ${COLUMNS} FROM sale_refunds WHERE sale_id = $1 ORDER BY id`, [saleId]);
+    return rows.map(hydrate);
+  }
+
+  async findById(id: number): Promise<RefundRow | null> {
+    const [row] = await this.dataSource.query(`SELECT ${COLUMNS} FROM sale_refunds WHERE id = $1`, [id]);
+    return row ? hydrate(row) : null;
+  }
+
+  async findForUpdate(id: number, manager: EntityManager): Promise<RefundRow | null> {
+    const [row] = await manager.query(`SELECT ${COLUMNS} FROM sale_refunds WHERE id = $1 FOR UPDATE`, [id]);
+    return row ? hydrate(row) : null;
+  }
+
+  async findByProviderId(providerRefundId: string): Promise<RefundRow | null> {
+    const [row] = await this.dataSource.query(`SELECT ${COLUMNS} FROM sale_refunds WHERE provider_refund_id = $1`, [providerRefundId]);
+    return row ? hydrate(row) : null;
+  }
+
+  /** Refunds still PENDING whose last change is older than `ageSeconds`: to send again, or to ask the provider about. */
+  async pending(ageSeconds: number, limit: number): Promise<RefundRow[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM sale_refunds WHERE status = 'PENDING' AND updated_at <= now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
+      [ageSeconds, limit],
+    );
+    return rows.map(hydrate);
+  }
+
+  async markRequested(id: number, returnId: string | null): Promise<void> {
+    await this.dataSource.query(`UPDATE sale_refunds SET requested_at = COALESCE(requested_at, now()), return_id = COALESCE($2, return_id), updated_at = now() WHERE id = $1 AND status = 'PENDING'`, [id, returnId]);
+  }
+
+  async finish(id: number, status: 'COMPLETED' | 'FAILED', returnId: string | null, reason: string | null, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE sale_refunds SET status = $2, return_id = COALESCE($3, return_id), failure_reason = $4, completed_at = now(), updated_at = now() WHERE id = $1`,
+      [id, status, returnId, reason],
+    );
+  }
+
+  /** What the completed refunds of a sale add up to. */
+  async completedCents(saleId: number, manager: EntityManager): Promise<number> {
+    const [row] = await manager.query(`SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sale_refunds WHERE sale_id = $1 AND status = 'COMPLETED'`, [saleId]);
+    return Number(row.sum);
+  }
+
+  async addRefunded(saleId: number, deltaCents: number, manager: EntityManager): Promise<void> {
+    await manager.query(`UPDATE sales SET refunded_cents = refunded_cents + $2, updated_at = now() WHERE id = $1`, [saleId, deltaCents]);
+  }
+}

@@ -1,0 +1,225 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { addDays } from '../domain/dates';
+import { DomainError } from '../domain/domain-error';
+import { Cents, cents } from '../domain/money';
+import { refundFailedEffect, refundRequestedEffect, refundSettledEffect, refundSplit } from '../domain/refund-ledger';
+import { receivableOf } from '../domain/sale-ledger';
+import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { NotificationsService } from '../notifications/notifications.service';
+import { CardRefundRefusedError, chargeReference, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { PIX_PROVIDER, PixProvider, PixRequestRefusedError, PixReturn } from '../providers/pix-provider.port';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { assertOwnedSale } from '../sales/sales.service';
+import { SalesRepository } from '../sales/sales.repository';
+import { RefundListResponse, RefundResponse } from './dto/refund.dto';
+import { MoneyPipeline } from './money-pipeline';
+import { RefundRow, RefundsRepository } from './refunds.repository';
+
+/** How long after its payment a sale can be refunded: PIX by the BCB's rule (a return within 90 days), cards by ours. */
+export const REFUND_WINDOW_DAYS = { PIX: 90, CARD: 180 } as const;
+/** A refund left PENDING this long is sent again (when its request never got through) or asked about. */
+const RETRY_AFTER_SECONDS = 30;
+const BATCH = 200;
+
+export interface CreatedRefund {
+  status: number;
+  body: RefundResponse;
+  replayed: boolean;
+}
+
+export function toRefundResponse(refund: RefundRow): RefundResponse {
+  return {
+    id: refund.id,
+    saleId: refund.saleId,
+    amount: refund.amountCents,
+    status: refund.status,
+    failureReason: refund.failureReason,
+    createdAt: refund.createdAt.toISOString(),
+    completedAt: refund.completedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Refunds sellers make (POST /api/sales/{id}/refunds), full or partial, for PIX (a return of the Pix at
+ * the PSP) and cards (a refund by the acquirer), in two commits around the provider's call: (1) under
+ * the sale's lock, the refund checked against what is left, written PENDING, the seller's part taken
+ * from its available balance (REFUND_REQUESTED); (2) outside any transaction, the provider asked, idempotent
+ * by the refund's own id; (3) its outcome applied: COMPLETED books the money out of the provider
+ * (REFUND_SETTLED) and moves the sale to ESTORNADO once refunds cover it; FAILED gives back exactly what
+ * (1) took. A PIX return's outcome may come later, by the PSP's notification or by polling. Each
+ * refund's change is a signed postback (refund.status_changed).
+ */
+@Injectable()
+export class RefundsService {
+  private readonly logger = new Logger(RefundsService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sales: SalesRepository,
+    private readonly refunds: RefundsRepository,
+    private readonly pipeline: MoneyPipeline,
+    private readonly ledger: LedgerService,
+    private readonly idempotency: IdempotencyService,
+    private readonly notifications: NotificationsService,
+    @Inject(PAYMENT_PROVIDER) private readonly cards: PaymentProvider,
+    @Inject(PIX_PROVIDER) private readonly pix: PixProvider,
+  ) {}
+
+  async request(sellerId: number, saleId: number, amount: number | undefined, idempotencyKey: string | undefined): Promise<CreatedRefund> {
+    const idempotent = this.idempotency.prepare(sellerId, `POST /api/sales/${saleId}/refunds`, idempotencyKey, { amount: amount ?? null });
+    const prior = await this.idempotency.priorUse(idempotent);
+    if (prior) return this.answerPriorUse(prior);
+    const now = new Date();
+    const created = await this.dataSource.transaction(async (manager) => {
+      const claimed = await this.idempotency.claim(manager, idempotent);
+      if (claimed) return claimed;
+      const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
+      assertOwnedSale(sale ?? null, sellerId, saleId);
+      const amountCents = refundableAmount(sale, amount, now);
+      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, amountCents);
+      const refund = await this.refunds.insert(
+        { saleId, sellerId, amountCents, ...split, provider: sale.paymentMethod === 'PIX' ? this.pix.name : 'sandbox' },
+        manager,
+      );
+      await this.refunds.addRefunded(saleId, amountCents, manager);
+      await this.ledger.post(manager, [{ sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundRequestedEffect(split), provider: sale.pixProvider }]);
+      await this.announce(manager, sale, refund, null, now);
+      await this.idempotency.attachResource(manager, idempotent, refund.id);
+      return refund;
+    });
+    if ('kind' in created) return this.answerPriorUse(created);
+    await this.dispatch(created);
+    const body = toRefundResponse((await this.refunds.findById(created.id)) ?? created);
+    await this.dataSource.transaction((manager) => this.idempotency.saveResponse(manager, idempotent, 201, body));
+    return { status: 201, body, replayed: false };
+  }
+
+  async list(sellerId: number, saleId: number): Promise<RefundListResponse> {
+    const sale = await this.sales.findById(saleId);
+    assertOwnedSale(sale, sellerId, saleId);
+    const refunds = await this.refunds.listOfSale(saleId);
+    return {
+      refunds: refunds.map(toRefundResponse),
+      refundedAmount: sale.refundedCents,
+      refundableAmount: sale.status === 'PAGO' ? sale.amountCents - sale.refundedCents : 0,
+    };
+  }
+
+  /**
+   * Asks the provider for a PENDING refund (outside any transaction) and applies what it answers; an
+   * answer that does not come leaves the refund PENDING for the retry pass, which asks again under the
+   * same id (the provider makes it once).
+   */
+  async dispatch(refund: RefundRow): Promise<void> {
+    const sale = await this.sales.findById(refund.saleId);
+    if (!sale) return;
+    try {
+      if (sale.paymentMethod === 'PIX') {
+        const endToEndId = sale.pixEndToEndId ?? sale.externalTransactionId ?? String(sale.id);
+        const answer = await this.pix.requestReturn(endToEndId, refund.providerRefundId, refund.amountCents, `Estorno da venda ${sale.id}`);
+        await this.applyReturn(refund, answer);
+      } else {
+        const answer = await this.cards.refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
+        await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
+      }
+    } catch (error) {
+      if (error instanceof CardRefundRefusedError || error instanceof PixRequestRefusedError) {
+        await this.finish(refund.id, 'FAILED', null, error.message);
+        return;
+      }
+      this.logger.warn({ err: error, refundId: refund.id, saleId: sale.id }, 'A refund was not confirmed by the provider; retrying later');
+    }
+  }
+
+  /** What the PSP says of a PIX return (its answer, its notification, or polling). */
+  async applyReturn(refund: RefundRow, answer: PixReturn): Promise<void> {
+    if (answer.status === 'EM_PROCESSAMENTO') await this.refunds.markRequested(refund.id, answer.returnId);
+    else await this.finish(refund.id, answer.status === 'DEVOLVIDO' ? 'COMPLETED' : 'FAILED', answer.returnId, answer.status === 'NAO_REALIZADO' ? (answer.reason ?? 'The PSP did not make the return') : null);
+  }
+
+  /** A PIX return by its id at the PSP, as the PSP reports it with its Pix (a notification or reconciliation). */
+  async applyReturnById(answer: PixReturn): Promise<void> {
+    const refund = await this.refunds.findByProviderId(answer.id);
+    if (refund && refund.status === 'PENDING') await this.applyReturn(refund, answer);
+  }
+
+  /**
+   * The outcome of a PENDING refund, once (a second outcome finds it finished and changes nothing), in
+   * one transaction under the sale's lock: its ledger posting, the sale to ESTORNADO when its completed
+   * refunds cover it, the postbacks.
+   */
+  async finish(refundId: number, status: 'COMPLETED' | 'FAILED', returnId: string | null, reason: string | null, now = new Date()): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const saleId = (await manager.query(`SELECT sale_id FROM sale_refunds WHERE id = $1`, [refundId]))[0]?.sale_id as number | undefined;
+      if (saleId === undefined) return;
+      const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
+      const refund = await this.refunds.findForUpdate(refundId, manager);
+      if (!refund || refund.status !== 'PENDING') return;
+      await this.refunds.finish(refundId, status, returnId, reason, manager);
+      const finished: RefundRow = { ...refund, status, returnId: returnId ?? refund.returnId, failureReason: reason, completedAt: now, updatedAt: now };
+      if (status === 'FAILED') {
+        await this.refunds.addRefunded(saleId, -refund.amountCents, manager);
+        await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundFailedEffect(refund), provider: sale.pixProvider }]);
+        await this.announce(manager, sale, finished, 'PENDING', now);
+        return;
+      }
+      await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.pixProvider }]);
+      await this.announce(manager, sale, finished, 'PENDING', now);
+      if (sale.status === 'PAGO' && (await this.refunds.completedCents(saleId, manager)) >= sale.amountCents) {
+        await this.pipeline.commit(manager, { sales: [{ sale, event: 'REFUNDED' }] }, now);
+      }
+    });
+  }
+
+  /** PENDING refunds left alone for a while: sent again when their request never got through, asked about otherwise. */
+  async retryPending(): Promise<number> {
+    const pending = await this.refunds.pending(RETRY_AFTER_SECONDS, BATCH);
+    for (const refund of pending) {
+      try {
+        if (refund.requestedAt === null || refund.provider !== 'api-pix') {
+          await this.dispatch(refund);
+          continue;
+        }
+        const sale = await this.sales.findById(refund.saleId);
+        const answer = await this.pix.findReturn(sale?.pixEndToEndId ?? '', refund.providerRefundId);
+        if (answer) await this.applyReturn(refund, answer);
+        else await this.dispatch(refund);
+      } catch (error) {
+        this.logger.warn({ err: error, refundId: refund.id }, 'Could not settle a pending refund; retrying later');
+      }
+    }
+    return pending.length;
+  }
+
+  private async announce(manager: EntityManager, sale: SaleEntity, refund: RefundRow, previous: RefundRow['status'] | null, now: Date): Promise<void> {
+    if (!sale.postbackUrl) return;
+    await this.notifications.enqueueStatusChanges(manager, {
+      refunds: [{ sellerId: sale.sellerId, resourceId: refund.id, saleId: sale.id, url: sale.postbackUrl, previousStatus: previous, status: refund.status, changedAt: now, data: toRefundResponse(refund) }],
+    });
+  }
+
+  private async answerPriorUse(prior: PriorUse): Promise<CreatedRefund> {
+    if (prior.kind === 'REPLAY') return { status: prior.status, body: prior.body as RefundResponse, replayed: true };
+    const refund = (await this.refunds.findById(prior.resourceId)) as RefundRow;
+    return { status: 201, body: toRefundResponse(refund), replayed: true };
+  }
+}
+
+/** The cents a refund of `requested` (absent: all that is left) takes from this sale, or the sales family's refusal. */
+function refundableAmount(sale: SaleEntity, requested: number | undefined, now: Date): Cents {
+  if (sale.status !== 'PAGO') throw new DomainError('SALE_NOT_REFUNDABLE', `Sale ${sale.id} is ${sale.status}: only a PAGO sale can be refunded`);
+  const window = sale.paymentMethod === 'PIX' ? REFUND_WINDOW_DAYS.PIX : REFUND_WINDOW_DAYS.CARD;
+  if (sale.paymentMethod !== 'PIX' && sale.paymentMethod !== 'CREDIT_CARD' && sale.paymentMethod !== 'DEBIT_CARD') {
+    throw new DomainError('SALE_NOT_REFUNDABLE', `A ${sale.paymentMethod} sale cannot be refunded through the gateway: only PIX and card sales can`);
+  }
+  if (sale.completedAt && addDays(sale.completedAt, window) < now) {
+    throw new DomainError('REFUND_WINDOW_EXPIRED', `Sale ${sale.id} was paid more than ${window} days ago: ${sale.paymentMethod === 'PIX' ? 'a Pix' : 'a card payment'} can be refunded for ${window} days`);
+  }
+  const left = sale.amountCents - sale.refundedCents;
+  const amount = requested ?? left;
+  if (left <= 0 || amount > left) throw new DomainError('REFUND_EXCEEDS_REMAINING', `Sale ${sale.id} has ${left} cents left to refund; ${amount} were asked`);
+  return cents(amount);
+}

@@ -1,0 +1,44 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsISO8601 } from 'class-validator';
+
+export class ReconciliationQueryDto {
+  @ApiProperty({ example: '2026-11-25T00:00:00Z', description: 'Start of the period (ISO 8601, inclusive)' })
+  @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
+  from: string;
+
+  @ApiProperty({ example: '2026-11-26T00:00:00Z', description: 'End of the period (ISO 8601, exclusive)' })
+  @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
+  to: string;
+}
+
+export class ReconciliationDifference {
+  @ApiProperty({
+    example: 'LATE',
+    enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP'],
+    description:
+      'UNMATCHED: a Pix for no sale; LATE: for a sale already cancelled or expired; AMOUNT_MISMATCH: another amount than charged; DUPLICATE: a sale already paid (all four are returned to the payer); ' +
+      'NOT_BOOKED: at the PSP, not yet applied here; NOT_AT_PSP: paid here, not listed by the PSP',
+  })
+  kind: 'UNMATCHED' | 'LATE' | 'AMOUNT_MISMATCH' | 'DUPLICATE' | 'NOT_BOOKED' | 'NOT_AT_PSP';
+  @ApiProperty({ example: 'E12345678202611251300abcdefghijk' }) endToEndId: string;
+  @ApiProperty({ example: 'GWSALE00000000000000000345', nullable: true, type: String }) txid: string | null;
+  @ApiProperty({ example: 345, nullable: true, type: Number }) saleId: number | null;
+  @ApiProperty({ example: 4990, description: 'Cents' }) amount: number;
+  @ApiProperty({ example: 'DEVOLVIDO', nullable: true, enum: ['PENDING', 'DEVOLVIDO', 'NAO_REALIZADO'], description: 'The return to the payer, for the kinds that are returned' })
+  returnStatus: 'PENDING' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+  @ApiProperty({ example: null, nullable: true, type: String }) detail: string | null;
+}
+
+class PeriodTotal {
+  @ApiProperty({ example: 12 }) count: number;
+  @ApiProperty({ example: 59880, description: 'Cents' }) amount: number;
+}
+
+export class ReconciliationReport {
+  @ApiProperty({ example: '2026-11-25T00:00:00.000Z' }) from: string;
+  @ApiProperty({ example: '2026-11-26T00:00:00.000Z' }) to: string;
+  @ApiProperty({ example: 'api-pix', enum: ['sandbox', 'api-pix'] }) provider: string;
+  @ApiProperty({ type: PeriodTotal }) receivedAtPsp: PeriodTotal;
+  @ApiProperty({ type: PeriodTotal }) bookedInGateway: PeriodTotal;
+  @ApiProperty({ type: [ReconciliationDifference] }) differences: ReconciliationDifference[];
+}

@@ -1,0 +1,163 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { pixReturnDueEffect, pixReturnedEffect } from '../domain/refund-ledger';
+import { LedgerService } from '../ledger/ledger.service';
+import { MetricsService } from '../metrics/metrics.service';
+import { MoneyPipeline } from '../payments/money-pipeline';
+import { RefundsService } from '../payments/refunds.service';
+import { PIX_PROVIDER, PixProvider, PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
+import { SaleEntity } from '../sales/entities/sale.entity';
+import { SalesRepository } from '../sales/sales.repository';
+import { PixReceiptsRepository, ReceiptOutcome, ReceiptRow } from './pix-receipts.repository';
+
+/** Notifications checked per pass. */
+const INBOX_BATCH = 50;
+const RETURNS_BATCH = 100;
+
+/** Why each Pix that belongs to no sale goes back to its payer (the return's description). */
+const RETURN_REASONS: Record<Exclude<ReceiptOutcome, 'APPLIED'>, string> = {
+  UNMATCHED: 'Pix sem cobranca correspondente',
+  LATE: 'Pix recebido apos o cancelamento da cobranca',
+  AMOUNT_MISMATCH: 'Pix com valor diferente do cobrado',
+  DUPLICATE: 'Cobranca ja paga por outro Pix',
+};
+
+/**
+ * The Pix the PSP received, however the gateway learns of them (the PSP's notification, checked with the
+ * PSP first, or reconciliation): each applied once, by its end-to-end id, in one transaction with its
+ * receipt. A Pix that pays its sale (PENDENTE, the same amount) moves it to PAGO with the E2E id; any
+ * other (no sale, a sale cancelled or expired, another amount, a sale already paid) is booked as owed
+ * back to its payer and returned in full (PUT /pix/{e2eid}/devolucao): the platform never keeps money
+ * that belongs to no sale. The returns of sellers' refunds reported with a Pix are applied too.
+ */
+@Injectable()
+export class PixReceiptsService {
+  private readonly logger = new Logger(PixReceiptsService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly receipts: PixReceiptsRepository,
+    private readonly sales: SalesRepository,
+    private readonly pipeline: MoneyPipeline,
+    private readonly ledger: LedgerService,
+    private readonly refunds: RefundsService,
+    private readonly metrics: MetricsService,
+    @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
+  ) {}
+
+  /** Writes the notified Pix to the inbox (the body is not trusted: each is fetched from the PSP before anything moves). */
+  async notified(endToEndIds: string[]): Promise<void> {
+    await this.receipts.enqueue(endToEndIds);
+  }
+
+  /** Checks the notifications waiting in the inbox with the PSP and applies what it confirms. How many were checked. */
+  async processInbox(): Promise<number> {
+    const claimed = await this.receipts.claimInbox(INBOX_BATCH);
+    for (const endToEndId of claimed) {
+      try {
+        const pix = await this.provider.findPix(endToEndId);
+        if (pix) await this.apply(pix, 'NOTIFICATION');
+        else {
+          this.metrics.countPixDifference('FORGED_NOTIFICATION');
+          this.logger.warn({ endToEndId }, 'A notification named a Pix the PSP does not have; nothing was done');
+        }
+        await this.receipts.doneInbox(endToEndId);
+      } catch (error) {
+        this.logger.warn({ err: error, endToEndId }, 'Could not check a notified Pix with the PSP; retrying later');
+        await this.receipts.retryInbox(endToEndId).catch(() => undefined);
+      }
+    }
+    return claimed.length;
+  }
+
+  /** A Pix the PSP confirmed: its receipt and effect once, its return asked for when it belongs to no sale, the returns it carries applied. */
+  async apply(pix: ReceivedPix, seenBy: ReceiptRow['seenBy']): Promise<ReceiptRow> {
+    const receipt = await this.dataSource.transaction(async (manager) => {
+      const known = await this.receipts.findForUpdate(pix.endToEndId, manager);
+      if (known) return known;
+      const saleId = saleIdOfTxid(pix.txid);
+      const [sale] = saleId === null ? [] : await this.sales.findByIdsForUpdate([saleId], manager);
+      const ours = sale && sale.pixProvider === 'api-pix' && sale.externalTransactionId === pix.txid ? sale : null;
+      const outcome = outcomeOf(ours, pix);
+      const written = await this.receipts.insert(
+        { endToEndId: pix.endToEndId, txid: pix.txid, amountCents: pix.amountCents, paidAt: pix.paidAt, saleId: ours?.id ?? null, sellerId: ours?.sellerId ?? null, outcome, seenBy },
+        manager,
+      );
+      if (outcome === 'APPLIED') {
+        await this.pipeline.commit(manager, { sales: [{ sale: ours as SaleEntity, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: pix.endToEndId } }] }, new Date());
+      } else {
+        await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: written.id, effect: pixReturnDueEffect(pix.amountCents), provider: this.provider.name }]);
+        this.logger.warn({ endToEndId: pix.endToEndId, txid: pix.txid, outcome }, 'A Pix belongs to no payable sale; returning it to its payer');
+      }
+      return written;
+    });
+    if (receipt.returnStatus === 'PENDING' && receipt.returnRequestedAt === null) {
+      if (receipt.seenBy === seenBy) this.metrics.countPixDifference(receipt.outcome);
+      await this.requestReturn(receipt);
+    }
+    for (const returned of pix.returns) await this.applyReturn(returned);
+    return receipt;
+  }
+
+  /** What the PSP says of a return: a seller's refund (GWRF…) or the return of a Pix that belonged to no sale (GWRT…). */
+  async applyReturn(returned: PixReturn): Promise<void> {
+    if (returned.id.startsWith('GWRF')) {
+      await this.refunds.applyReturnById(returned);
+      return;
+    }
+    if (returned.status === 'EM_PROCESSAMENTO') return;
+    await this.dataSource.transaction(async (manager) => {
+      const receipt = await this.receipts.findByReturnIdForUpdate(returned.id, manager);
+      if (!receipt || receipt.returnStatus !== 'PENDING') return;
+      await this.receipts.setReturn(receipt.id, returned.status as 'DEVOLVIDO' | 'NAO_REALIZADO', returned.reason, manager);
+      if (returned.status === 'DEVOLVIDO') {
+        await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: receipt.id, effect: pixReturnedEffect(receipt.amountCents), provider: this.provider.name }]);
+      } else {
+        this.metrics.countPixDifference('RETURN_NOT_MADE');
+        this.logger.error({ endToEndId: receipt.endToEndId, reason: returned.reason }, 'The PSP did not return a Pix that belongs to no sale; the operator must settle it');
+      }
+    });
+  }
+
+  /** Returns asked for but not settled: asked again (never sent) or asked about. How many were looked at. */
+  async settlePendingReturns(): Promise<number> {
+    const pending = await this.receipts.pendingReturns(RETURNS_BATCH);
+    for (const receipt of pending) {
+      try {
+        if (receipt.returnRequestedAt === null) await this.requestReturn(receipt);
+        else {
+          const answer = await this.provider.findReturn(receipt.endToEndId, receipt.returnId as string);
+          if (answer) await this.applyReturn(answer);
+        }
+      } catch (error) {
+        this.logger.warn({ err: error, endToEndId: receipt.endToEndId }, 'Could not settle the return of a Pix; retrying later');
+      }
+    }
+    return pending.length;
+  }
+
+  private async requestReturn(receipt: ReceiptRow): Promise<void> {
+    try {
+      const answer = await this.provider.requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
+      if (answer.status === 'EM_PROCESSAMENTO') await this.receipts.setReturn(receipt.id, 'PENDING', null);
+      else await this.applyReturn(answer);
+    } catch (error) {
+      if (error instanceof PixRequestRefusedError) {
+        await this.dataSource.transaction((manager) => this.receipts.setReturn(receipt.id, 'NAO_REALIZADO', error.message, manager));
+        this.metrics.countPixDifference('RETURN_NOT_MADE');
+        this.logger.error({ endToEndId: receipt.endToEndId, err: error }, 'The PSP refused to return a Pix that belongs to no sale; the operator must settle it');
+        return;
+      }
+      this.logger.warn({ err: error, endToEndId: receipt.endToEndId }, 'The return of a Pix was not confirmed; retrying later');
+    }
+  }
+}
+
+/** What a confirmed Pix does: pays its sale, or goes back (no sale of ours, cancelled, another amount, already paid). */
+function outcomeOf(sale: SaleEntity | null, pix: ReceivedPix): ReceiptOutcome {
+  if (!sale) return 'UNMATCHED';
+  if (sale.status === 'CANCELADO') return 'LATE';
+  if (sale.status !== 'PENDENTE' && sale.status !== 'FALHA') return 'DUPLICATE';
+  return sale.amountCents === pix.amountCents ? 'APPLIED' : 'AMOUNT_MISMATCH';
+}

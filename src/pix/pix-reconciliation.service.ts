@@ -1,0 +1,125 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { RefundsService } from '../payments/refunds.service';
+import { PIX_PROVIDER, PixProvider } from '../providers/pix-provider.port';
+import { ReconciliationDifference, ReconciliationReport } from './dto/reconciliation.dto';
+import { PixReceiptsRepository } from './pix-receipts.repository';
+import { PixReceiptsService } from './pix-receipts.service';
+
+/** Each pass compares again this much before where the last one stopped: a Pix the PSP lists late is still seen. */
+const OVERLAP_MS = 10 * 60 * 1000;
+/** Where the first pass starts when nothing was compared yet. */
+const FIRST_LOOK_BACK_MS = 24 * 3600 * 1000;
+const CLOSE_BATCH = 100;
+
+export interface ReconciliationPass {
+  received: number;
+  applied: number;
+  returnsChecked: number;
+  refundsChecked: number;
+  chargesClosed: number;
+}
+
+/**
+ * Reconciliation with the PSP: every API_PIX_RECONCILE_SECONDS, in one instance at a time (a lease on
+ * the cursor), the Pix received since the last pass (GET /pix, every page) that the gateway has no
+ * receipt of are applied as if notified, so a lost notification costs at most one interval; returns
+ * and refunds still open are settled; the charges of cancelled sales are removed at the PSP. The
+ * operator's report lists every difference between the PSP's records and the gateway's for a period.
+ */
+@Injectable()
+export class PixReconciliationService {
+  private readonly logger = new Logger(PixReconciliationService.name);
+
+  constructor(
+    private readonly receipts: PixReceiptsRepository,
+    private readonly pix: PixReceiptsService,
+    private readonly refunds: RefundsService,
+    @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** One pass; null when another instance holds the lease. */
+  async reconcile(now = new Date()): Promise<ReconciliationPass | null> {
+    const checkedUntil = await this.receipts.claimReconciliation(new Date(now.getTime() - FIRST_LOOK_BACK_MS));
+    if (checkedUntil === null) return null;
+    let reached: Date | null = null;
+    try {
+      const from = new Date(Math.min(checkedUntil.getTime(), now.getTime()) - OVERLAP_MS);
+      const received = await this.provider.listReceived(from, now);
+      const known = await this.receipts.known(received.map((pix) => pix.endToEndId));
+      let applied = 0;
+      for (const pix of received) {
+        if (known.has(pix.endToEndId)) {
+          for (const returned of pix.returns) await this.pix.applyReturn(returned);
+          continue;
+        }
+        await this.pix.apply(pix, 'RECONCILIATION');
+        applied += 1;
+      }
+      if (applied > 0) this.logger.warn({ applied }, 'Reconciliation applied Pix whose notification never came');
+      reached = now;
+      const returnsChecked = await this.pix.settlePendingReturns();
+      const refundsChecked = await this.refunds.retryPending();
+      const chargesClosed = await this.closeCharges();
+      return { received: received.length, applied, returnsChecked, refundsChecked, chargesClosed };
+    } finally {
+      await this.receipts.releaseReconciliation(reached);
+    }
+  }
+
+  /** Removes at the PSP the charges of sales cancelled or expired here (a Pix that still comes is returned). */
+  private async closeCharges(): Promise<number> {
+    const open = await this.receipts.chargesToClose(CLOSE_BATCH);
+    let closed = 0;
+    for (const { id, txid } of open) {
+      try {
+        await this.provider.removeCharge(txid);
+        await this.receipts.markChargeClosed(id);
+        closed += 1;
+      } catch (error) {
+        this.logger.warn({ err: error, saleId: id }, 'Could not remove a cancelled sale’s charge at the PSP; retrying later');
+      }
+    }
+    return closed;
+  }
+
+  /**
+   * Every difference between what the PSP received in [from, to) and what the gateway booked: Pix the
+   * gateway returned (no sale, late, another amount, paid twice) with their return's state, Pix the PSP
+   * has that the gateway has not applied yet, and sales the gateway holds as paid by a Pix the PSP does
+   * not list.
+   */
+  async report(from: Date, to: Date): Promise<ReconciliationReport> {
+    const [received, receipts, paid] = await Promise.all([this.provider.listReceived(from, to), this.receipts.inPeriod(from, to), this.receipts.paidSales(from, to)]);
+    const booked = new Set(receipts.map((receipt) => receipt.endToEndId));
+    const atPsp = new Map(received.map((pix) => [pix.endToEndId, pix]));
+    const differences: ReconciliationDifference[] = [
+      ...receipts
+        .filter((receipt) => receipt.outcome !== 'APPLIED')
+        .map((receipt) => ({
+          kind: receipt.outcome as Exclude<typeof receipt.outcome, 'APPLIED'>,
+          endToEndId: receipt.endToEndId,
+          txid: receipt.txid,
+          saleId: receipt.saleId,
+          amount: receipt.amountCents,
+          returnStatus: receipt.returnStatus,
+          detail: receipt.returnReason,
+        })),
+      ...received
+        .filter((pix) => !booked.has(pix.endToEndId))
+        .map((pix) => ({ kind: 'NOT_BOOKED' as const, endToEndId: pix.endToEndId, txid: pix.txid, saleId: null, amount: pix.amountCents, returnStatus: null, detail: 'Received at the PSP, not yet applied' })),
+      ...paid
+        .filter((sale) => !atPsp.has(sale.endToEndId))
+        .map((sale) => ({ kind: 'NOT_AT_PSP' as const, endToEndId: sale.endToEndId, txid: null, saleId: sale.saleId, amount: sale.amountCents, returnStatus: null, detail: 'Paid in the gateway, not listed by the PSP' })),
+    ];
+    return {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      provider: this.config.pixProvider,
+      receivedAtPsp: { count: received.length, amount: received.reduce((sum, pix) => sum + pix.amountCents, 0) },
+      bookedInGateway: { count: receipts.length, amount: receipts.reduce((sum, receipt) => sum + receipt.amountCents, 0) },
+      differences,
+    };
+  }
+}

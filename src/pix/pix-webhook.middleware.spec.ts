@@ -1,0 +1,29 @@
+import fc from 'fast-check';
+import { notifiedEndToEndIds } from './pix-webhook.middleware';
+
+const e2eId = 'E12345678202611251200abcdefghijk';
+
+describe('notifiedEndToEndIds (the PSP notification body)', () => {
+  it('keeps the end-to-end ids of a BCB callback, in order, and nothing else of it', () => {
+    const body = { pix: [{ endToEndId: e2eId, txid: 'x', valor: '1.00', horario: '2026-11-25T10:00:00Z' }, { endToEndId: 'E9'.padEnd(32, '0') }] };
+    expect(notifiedEndToEndIds(body)).toEqual([e2eId, 'E9'.padEnd(32, '0')]);
+    expect(notifiedEndToEndIds({ pix: [] })).toEqual([]);
+  });
+
+  it('refuses what is not a callback: no list, an id of the wrong shape, too many Pix', () => {
+    for (const body of [null, 'pix', [], {}, { pix: 'x' }, { pix: [null] }, { pix: [{}] }, { pix: [{ endToEndId: 12 }] }, { pix: [{ endToEndId: `${e2eId}x` }] }, { pix: [{ endToEndId: "E' OR 1=1 --".padEnd(32, 'a') }] }]) {
+      expect(notifiedEndToEndIds(body)).toBeNull();
+    }
+    expect(notifiedEndToEndIds({ pix: Array.from({ length: 1001 }, () => ({ endToEndId: e2eId })) })).toBeNull();
+  });
+
+  it('never throws, and what it keeps is always 32 letters and digits', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.record({ pix: fc.array(fc.oneof(fc.anything(), fc.record({ endToEndId: fc.oneof(fc.string(), fc.stringMatching(/^[a-zA-Z0-9]{32}$/)) }))) })), (body) => {
+        const ids = notifiedEndToEndIds(body);
+        return ids === null || ids.every((id) => /^[a-zA-Z0-9]{32}$/.test(id));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

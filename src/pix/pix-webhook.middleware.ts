@@ -1,0 +1,54 @@
+import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
+import { NextFunction, Request, Response } from 'express';
+import { PixInboxWorker } from './pix.scheduler';
+import { PixReceiptsService } from './pix-receipts.service';
+
+/** Most Pix one notification may name (a PSP groups several; anything larger is not a PSP's). */
+const MAX_PIX_PER_NOTIFICATION = 1000;
+const END_TO_END_ID = /^[a-zA-Z0-9]{32}$/;
+
+/** The end-to-end ids a notification body names (`{pix: [{endToEndId, …}]}`, the BCB's callback), or null when it is not one. */
+export function notifiedEndToEndIds(body: unknown): string[] | null {
+  if (typeof body !== 'object' || body === null || !Array.isArray((body as { pix?: unknown }).pix)) return null;
+  const pix = (body as { pix: unknown[] }).pix;
+  if (pix.length > MAX_PIX_PER_NOTIFICATION) return null;
+  const ids = pix.map((item) => (typeof item === 'object' && item !== null ? (item as { endToEndId?: unknown }).endToEndId : undefined));
+  return ids.every((id): id is string => typeof id === 'string' && END_TO_END_ID.test(id)) ? ids : null;
+}
+
+/**
+ * POST <API_PIX_WEBHOOK_URL's path>/pix: the PSP's notification of Pix received (or of a return that
+ * reached its final state). The body is never trusted: only the end-to-end ids it names are kept, in
+ * the inbox, before the 200; each is then fetched from the PSP (GET /pix/{e2eid}) and applied only as
+ * the PSP reports it. A repeated notification finds the Pix already waiting or already applied.
+ * Mutual TLS with the PSP is the reverse proxy's (README, Going live with a PSP); the unguessable path
+ * keeps anyone else from knocking.
+ */
+@Injectable()
+export class PixWebhookMiddleware implements NestMiddleware {
+  private readonly logger = new Logger(PixWebhookMiddleware.name);
+
+  constructor(
+    private readonly receipts: PixReceiptsService,
+    private readonly worker: PixInboxWorker,
+  ) {}
+
+  async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+    if (request.method !== 'POST') return next();
+    const ids = notifiedEndToEndIds(request.body);
+    if (ids === null) {
+      response.status(400).json({ type: 'about:blank', title: 'Not a Pix notification', status: 400, detail: 'Expected {"pix": [{"endToEndId": …}]}' });
+      return;
+    }
+    try {
+      if (ids.length > 0) await this.receipts.notified(ids);
+    } catch (error) {
+      // Not written: the PSP must send it again (it retries what is not answered 2xx).
+      this.logger.error({ err: error }, 'Could not keep a PSP notification; answering 503 so that it is sent again');
+      response.status(503).json({ type: 'about:blank', title: 'Try again later', status: 503 });
+      return;
+    }
+    response.status(200).json({});
+    this.worker.kick();
+  }
+}

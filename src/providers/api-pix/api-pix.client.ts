@@ -1,0 +1,155 @@
+import { Agent, request as httpsRequest } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@nestjs/common';
+import { BaseClient, custom, Issuer } from 'openid-client';
+import { PixRequestRefusedError } from '../pix-provider.port';
+
+/** What the client needs to reach a PSP's API Pix (the API_PIX_* configuration, files read). */
+export interface ApiPixConnection {
+  baseUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** PEM client certificate and key (mutual TLS), and the CA bundle to trust the PSP with (null: the system's). */
+  cert: Buffer;
+  key: Buffer;
+  ca: Buffer | null;
+  /** Longest wait for one answer. */
+  timeoutMs: number;
+}
+
+export interface ApiPixAnswer<T> {
+  status: number;
+  body: T;
+}
+
+/** The PSP did not answer well after every retry (network error, timeout, 5xx or 429): try again later. */
+export class PixProviderUnavailableError extends Error {}
+
+/** The scopes of the BCB's security manual for what the adapter does. */
+const SCOPES = 'cob.write cob.read pix.write pix.read webhook.write webhook.read';
+/** A token is renewed this long before the PSP says it expires. */
+const TOKEN_MARGIN_MS = 60_000;
+/** Waits before the second and third tries of a call that failed for a reason that may pass. */
+const BACKOFF_MS = [250, 1000];
+/** Largest answer read from the PSP. */
+const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
+
+/**
+ * The client side of a PSP's API Pix: OAuth 2.0 client credentials (openid-client) with the client
+ * certificate, the token cached until shortly before it expires and renewed once when a call answers
+ * 401; every call over mutual TLS with a timeout; 5xx, 429, timeouts and network errors retried with
+ * backoff; any other 4xx thrown as PixRequestRefusedError with the RFC 7807 problem. 404 is answered
+ * to the caller, which decides what "none" means.
+ */
+export class ApiPixClient {
+  private readonly logger = new Logger(ApiPixClient.name);
+  private readonly agent: Agent;
+  private readonly oauth: BaseClient;
+  private token: { value: string; renewAt: number } | null = null;
+  private pendingToken: Promise<string> | null = null;
+
+  constructor(private readonly connection: ApiPixConnection) {
+    const tls = { cert: connection.cert, key: connection.key, ...(connection.ca ? { ca: connection.ca } : {}) };
+    this.agent = new Agent({ ...tls, keepAlive: true, maxSockets: 16 });
+    const issuer = new Issuer({ issuer: new URL(connection.tokenUrl).origin, token_endpoint: connection.tokenUrl });
+    this.oauth = new issuer.Client({ client_id: connection.clientId, client_secret: connection.clientSecret, token_endpoint_auth_method: 'client_secret_basic' });
+    this.oauth[custom.http_options] = (_url, options) => ({ ...options, ...tls, timeout: connection.timeoutMs });
+  }
+
+  /** One call to the API (path under API_PIX_BASE_URL), with the retries above; 2xx and 404 are answered. */
+  async call<T>(method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiPixAnswer<T>> {
+    let renewed = false;
+    for (let attempt = 0; ; attempt += 1) {
+      let answer: ApiPixAnswer<unknown>;
+      try {
+        answer = await this.send(method, path, body, await this.accessToken());
+      } catch (error) {
+        if (attempt >= BACKOFF_MS.length) throw new PixProviderUnavailableError(`API Pix ${method} ${path} failed: ${(error as Error).message}`);
+        this.logger.warn({ err: error, method, path, attempt }, 'API Pix call failed; retrying');
+        await sleep(BACKOFF_MS[attempt]);
+        continue;
+      }
+      if (answer.status === 401 && !renewed) {
+        // The token may have been revoked or expired early: one new token, one more try.
+        renewed = true;
+        this.token = null;
+        attempt -= 1;
+        continue;
+      }
+      if ((answer.status >= 200 && answer.status < 300) || answer.status === 404) return answer as ApiPixAnswer<T>;
+      if (answer.status >= 500 || answer.status === 429) {
+        if (attempt >= BACKOFF_MS.length) throw new PixProviderUnavailableError(`API Pix ${method} ${path} answered ${answer.status}`);
+        await sleep(BACKOFF_MS[attempt]);
+        continue;
+      }
+      throw new PixRequestRefusedError(answer.status, problemOf(answer.body));
+    }
+  }
+
+  /** The cached token, or a new one (one request at a time asks for it). */
+  private async accessToken(): Promise<string> {
+    if (this.token && Date.now() < this.token.renewAt) return this.token.value;
+    this.pendingToken ??= this.oauth
+      .grant({ grant_type: 'client_credentials', scope: SCOPES })
+      .then((set) => {
+        if (!set.access_token) throw new Error('The token endpoint answered no access_token');
+        const expiresInMs = (set.expires_in ?? 300) * 1000;
+        this.token = { value: set.access_token, renewAt: Date.now() + Math.max(expiresInMs - TOKEN_MARGIN_MS, expiresInMs / 2) };
+        return set.access_token;
+      })
+      .finally(() => (this.pendingToken = null));
+    return this.pendingToken;
+  }
+
+  private send(method: string, path: string, body: unknown, token: string): Promise<ApiPixAnswer<unknown>> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const outgoing = httpsRequest(
+        `${this.connection.baseUrl}${path}`,
+        {
+          method,
+          agent: this.agent,
+          timeout: this.connection.timeoutMs,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: 'application/json',
+            ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          },
+        },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          incoming.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_ANSWER_BYTES) incoming.destroy(new Error(`API Pix answer over ${MAX_ANSWER_BYTES} bytes`));
+            else chunks.push(chunk);
+          });
+          incoming.on('error', reject);
+          incoming.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            try {
+              resolve({ status: incoming.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : null });
+            } catch {
+              // A proxy's HTML error page: a failure that may pass when 5xx, a refusal otherwise.
+              resolve({ status: incoming.statusCode ?? 0, body: { title: `Not JSON: ${text.slice(0, 80)}` } });
+            }
+          });
+        },
+      );
+      outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer within ${this.connection.timeoutMs} ms`)));
+      outgoing.on('error', reject);
+      outgoing.end(payload);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function problemOf(body: unknown): { type?: string; title?: string; detail?: string } {
+  if (typeof body !== 'object' || body === null) return {};
+  const { type, title, detail } = body as Record<string, unknown>;
+  return { type: typeof type === 'string' ? type : undefined, title: typeof title === 'string' ? title : undefined, detail: typeof detail === 'string' ? detail : undefined };
+}

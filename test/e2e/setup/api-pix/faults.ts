@@ -1,0 +1,54 @@
+/**
+ * Faults a test plans for the next calls: answers replaced by an error status, answers held back. By default
+ * they hit API calls (`/v2/…`) only, so a token request the client makes first does not use one up; a
+ * `path` pattern can aim at `/oauth/token`.
+ */
+export interface FaultFilter {
+  path?: RegExp;
+  method?: string;
+}
+
+interface PlannedFault extends FaultFilter {
+  remaining: number;
+}
+
+export interface PlannedFailure extends PlannedFault {
+  status: number;
+}
+
+export interface PlannedDelay extends PlannedFault {
+  ms: number;
+}
+
+const API_PATH = /^\/v2\//;
+
+export class FaultPlan {
+  private readonly failures: PlannedFailure[] = [];
+  private readonly delays: PlannedDelay[] = [];
+
+  failNext(count: number, status: number, filter: FaultFilter): void {
+    if (count > 0) this.failures.push({ remaining: count, status, ...filter });
+  }
+
+  delayNext(count: number, ms: number, filter: FaultFilter): void {
+    if (count > 0) this.delays.push({ remaining: count, ms, ...filter });
+  }
+
+  /** The status a call must fail with, using one planned failure up; null when none applies. */
+  takeFailure(method: string, path: string): number | null {
+    return take(this.failures, method, path)?.status ?? null;
+  }
+
+  /** How long a call must wait before it is handled, using one planned delay up. */
+  takeDelay(method: string, path: string): number {
+    return take(this.delays, method, path)?.ms ?? 0;
+  }
+}
+
+function take<T extends PlannedFault>(planned: T[], method: string, path: string): T | null {
+  const found = planned.find((fault) => (fault.path ?? API_PATH).test(path) && (!fault.method || fault.method.toUpperCase() === method.toUpperCase()));
+  if (!found) return null;
+  found.remaining -= 1;
+  if (found.remaining <= 0) planned.splice(planned.indexOf(found), 1);
+  return found;
+}

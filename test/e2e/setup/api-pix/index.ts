@@ -1,0 +1,10 @@
+/** The API Pix simulator for e2e tests: a receiving PSP on mutual TLS, judged by the BCB's document. */
+export { makeCertificates } from './certificates';
+export type { PixCertificates } from './certificates';
+export { ApiPixSimulator } from './simulator';
+export type { ApiPixSimulatorOptions, LoggedRequest, Notify, PayOptions, UnknownPixOptions } from './simulator';
+export type { CallbackDelivery } from './callbacks';
+export { validateRequest, validateResponse, validateWebhookBody } from './openapi';
+export type { RequestParts } from './openapi';
+export type { Problema } from './problems';
+export type * from './types';

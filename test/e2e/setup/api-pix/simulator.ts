@@ -1,0 +1,432 @@
+import { readFile } from 'node:fs/promises';
+import { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, Server } from 'node:https';
+import { once } from 'node:events';
+import { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CallbackDelivery, PspTls, deliverCallback } from './callbacks';
+import { PixCertificates } from './certificates';
+import { FaultFilter, FaultPlan } from './faults';
+import { randomTxid } from './ids';
+import { TokenIssuer } from './oauth';
+import { checkProblem, checkRequest, checkResponse, documentScopes, operationScopes, PixViolation, validateWebhookBody, violationText } from './openapi';
+import { generalProblem, PixProblem, problem, ProblemType } from './problems';
+import { ReceivingPsp } from './psp';
+import { CobCompleta, CobSolicitada, Devolucao, DevolucaoSolicitada, Pix, RefundOutcome } from './types';
+
+export interface ApiPixSimulatorOptions {
+  certs: PixCertificates;
+  clientId: string;
+  clientSecret: string;
+  /** The receiver's Pix key: charges must name it; webhooks hang on it. */
+  receiverKey: string;
+  /** Lifetime of each access token; 3600 when absent. */
+  tokenTtlSeconds?: number;
+  /** The receiver's CNPJ, which `WebhookCompleto` requires. */
+  receiverCnpj?: string;
+  /** The merchant name and city written in every BR Code. */
+  receiverName?: string;
+  receiverCity?: string;
+}
+
+/** How often the PSP calls the webhook about one event: 'twice' plays a duplicate notification. */
+export type Notify = 'once' | 'twice' | 'never';
+
+export interface PayOptions {
+  /** What the payer pays: the charge's `valor.original` when absent; another amount plays a mismatch. */
+  amount?: string;
+  notify?: Notify;
+  /** Pays a charge that is expired, removed or already paid: a late (or second) payment. */
+  force?: boolean;
+  /** Matched by the GET /pix `cpf` filter; the document's Pix has no field for it. */
+  payerCpf?: string;
+  /** The payer's message to the receiver. */
+  infoPagador?: string;
+}
+
+export interface UnknownPixOptions {
+  /** A txid the receiver never created (random) when absent; null for a Pix without txid, never notified. */
+  txid?: string | null;
+  notify?: Notify;
+  payerCpf?: string;
+  payerCnpj?: string;
+  infoPagador?: string;
+}
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  status: number;
+}
+
+interface Answer {
+  status: number;
+  body?: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+interface Call {
+  method: string;
+  url: URL;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+}
+
+interface RouteContext {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  body: unknown;
+}
+
+/** One operation of the document the simulator plays; `invalid` is the problem type of a request off its schema. */
+interface Route {
+  method: string;
+  template: string;
+  invalid: ProblemType;
+  handle(context: RouteContext): Answer;
+}
+
+const API_PREFIX = '/v2';
+const TOKEN_PATH = '/oauth/token';
+const NOTIFICATIONS: Record<Notify, number> = { once: 1, twice: 2, never: 0 };
+
+/**
+ * A receiving PSP's API Pix (the BCB's document, release 2.9.0) on a real mutual-TLS server, for e2e tests of
+ * the gateway: OAuth 2.0 client credentials, immediate charges, received Pix and their refunds, webhooks and
+ * their callbacks. Every request is checked against the document, and so is every answer and callback the
+ * simulator makes: anything off it lands in `violations` (an off-schema request is also answered 400).
+ * Scenario controls play the payer, the refunds' settlement, expired tokens, outages and slowness.
+ */
+export class ApiPixSimulator {
+  /** `https://127.0.0.1:<port>/v2` */
+  baseUrl = '';
+  /** `https://127.0.0.1:<port>/oauth/token` */
+  tokenUrl = '';
+  readonly violations: string[] = [];
+  readonly requests: LoggedRequest[] = [];
+  readonly callbacks: CallbackDelivery[] = [];
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly faults = new FaultPlan();
+  private readonly routes: Route[];
+  private autoSettleOutcome: RefundOutcome | null = null;
+  private server: Server;
+
+  private constructor(
+    private readonly options: ApiPixSimulatorOptions,
+    private readonly psp: ReceivingPsp,
+    private readonly tokens: TokenIssuer,
+    private readonly tls: PspTls,
+  ) {
+    this.routes = this.operations();
+  }
+
+  static async start(options: ApiPixSimulatorOptions): Promise<ApiPixSimulator> {
+    const [ca, cert, key] = await Promise.all([options.certs.caFile, options.certs.serverCertFile, options.certs.serverKeyFile].map((file) => readFile(file)));
+    const psp = new ReceivingPsp({
+      key: options.receiverKey,
+      cnpj: options.receiverCnpj ?? '12345678000195',
+      name: options.receiverName ?? 'PAYMENT GATEWAY LTDA',
+      city: options.receiverCity ?? 'SAO PAULO',
+    });
+    const tokens = new TokenIssuer(options, options.tokenTtlSeconds ?? 3600, documentScopes());
+    const simulator = new ApiPixSimulator(options, psp, tokens, { ca, cert, key });
+    await simulator.listen({ ca, cert, key });
+    return simulator;
+  }
+
+  get tokensIssued(): number {
+    return this.tokens.issued;
+  }
+
+  /**
+   * A payer pays charge `txid` (see ReceivingPsp.pay for when it becomes CONCLUIDA), and the webhook of the
+   * receiver's key, if any, is called with the Pix; resolves once each delivery has been answered.
+   */
+  async pay(txid: string, options: PayOptions = {}): Promise<Pix> {
+    if (options.amount !== undefined) assertAmount(options.amount);
+    const pix = this.psp.pay(txid, { amount: options.amount, late: options.force, payer: { cpf: options.payerCpf }, infoPagador: options.infoPagador });
+    await this.notify([pix], options.notify ?? 'once');
+    return pix;
+  }
+
+  /** A Pix to the receiver's key that matches no charge (reconciliation): notified only when it has a txid. */
+  async receiveUnknownPix(amount: string, options: UnknownPixOptions = {}): Promise<Pix> {
+    assertAmount(amount);
+    const txid = options.txid === undefined ? randomTxid() : (options.txid ?? undefined);
+    const pix = this.psp.receive({ txid, valor: amount, payer: { cpf: options.payerCpf, cnpj: options.payerCnpj }, infoPagador: options.infoPagador });
+    await this.notify([pix], options.notify ?? 'once');
+    return pix;
+  }
+
+  /**
+   * Every refund EM_PROCESSAMENTO reaches `outcome`; the webhook is called (unless `notify` is false) with
+   * the Pix carrying them, once for all: the document has a refund reaching a final status trigger the
+   * callback and lets the PSP group Pix in one. Returns those Pix.
+   */
+  async settleRefunds(outcome: RefundOutcome, options: { notify?: boolean; motivo?: string } = {}): Promise<Pix[]> {
+    const settled = this.psp.settleRefunds(outcome, undefined, options.motivo);
+    if (options.notify ?? true) await this.notify(settled, 'once');
+    return settled;
+  }
+
+  /** From now on each refund settles with `outcome` (and is notified) right after its PUT is answered; null stops it. */
+  autoSettleRefunds(outcome: RefundOutcome | null): void {
+    this.autoSettleOutcome = outcome;
+  }
+
+  /** Every token issued so far is refused from now on (401), as after a PSP's key rotation. */
+  expireTokens(): void {
+    this.tokens.expireAll();
+  }
+
+  /** The next `count` matching calls answer `status` (503 by default) with the document's problem for it. */
+  failNext(count: number, options: FaultFilter & { status?: number } = {}): void {
+    this.faults.failNext(count, options.status ?? 503, options);
+  }
+
+  /**
+   * The next `count` matching calls wait `ms` before they are handled: a client that gives up sooner
+   * leaves the call to finish anyway, as a PSP would (a charge created behind a client's timeout).
+   */
+  delayNext(count: number, ms: number, options: FaultFilter = {}): void {
+    this.faults.delayNext(count, ms, options);
+  }
+
+  /** The page size GET /pix uses, and the most a client may ask for: small values force pagination. */
+  setPageSize(size: number): void {
+    this.psp.pageSize = size;
+    this.psp.maxPageSize = size;
+  }
+
+  clearViolations(): void {
+    this.violations.splice(0);
+  }
+
+  cob(txid: string): CobCompleta | undefined {
+    return this.psp.findCob(txid);
+  }
+
+  pixList(): Pix[] {
+    return this.psp.allPix();
+  }
+
+  refunds(): Array<{ e2eid: string; devolucao: Devolucao }> {
+    return this.psp.allRefunds();
+  }
+
+  webhookUrl(chave: string): string | undefined {
+    return this.psp.webhookUrl(chave);
+  }
+
+  /** Resolves when background work (refunds settled automatically and their callbacks) is done. */
+  async whenIdle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  async close(): Promise<void> {
+    await this.whenIdle();
+    this.server.closeAllConnections();
+    this.server.close();
+    await once(this.server, 'close');
+  }
+
+  /** Mutual TLS: the handshake itself fails for a client without a certificate of the PSP's CA. */
+  private async listen(tls: PspTls): Promise<void> {
+    this.server = createServer({ ...tls, requestCert: true, rejectUnauthorized: true }, (request, response) => void this.serve(request, response));
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    const origin = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.baseUrl = `${origin}${API_PREFIX}`;
+    this.tokenUrl = `${origin}${TOKEN_PATH}`;
+  }
+
+  private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const url = new URL(request.url ?? '/', 'https://simulator');
+    const call: Call = { method: request.method ?? 'GET', url, headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8') };
+    const answer = await this.answer(call).catch((error: Error) => this.crashAnswer(call, error));
+    this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: answer.status });
+    const headers: Record<string, string> = { ...answer.headers };
+    if (answer.body !== undefined) headers['Content-Type'] = answer.contentType ?? 'application/json';
+    response.writeHead(answer.status, headers).end(answer.body === undefined ? undefined : JSON.stringify(answer.body));
+  }
+
+  /** A bug of the simulator answers 500 and fails the test through `violations`, rather than hanging the client. */
+  private crashAnswer(call: Call, error: Error): Answer {
+    this.violations.push(`simulator failed on ${call.method} ${call.url.pathname}: ${error.stack ?? error.message}`);
+    return problemAnswer(generalProblem(500));
+  }
+
+  /** Planned faults first (a failing PSP fails before it looks at a request), then the token endpoint or the API. */
+  private async answer(call: Call): Promise<Answer> {
+    const path = call.url.pathname;
+    const delay = this.faults.takeDelay(call.method, path);
+    if (delay > 0) await sleep(delay);
+    const route = this.route(call.method, path);
+    const answer = this.faultOr(call, () => (path === TOKEN_PATH && call.method === 'POST' ? this.tokenAnswer(call) : this.apiAnswer(call, route)));
+    if (path.startsWith(`${API_PREFIX}/`)) this.checkAnswer(call, route, answer);
+    return answer;
+  }
+
+  private faultOr(call: Call, answer: () => Answer): Answer {
+    try {
+      const failure = this.faults.takeFailure(call.method, call.url.pathname);
+      if (failure !== null) throw generalProblem(failure);
+      return answer();
+    } catch (error) {
+      if (error instanceof PixProblem) return problemAnswer(error);
+      throw error;
+    }
+  }
+
+  private tokenAnswer(call: Call): Answer {
+    const answer = this.tokens.answer(call.headers['content-type'], call.headers.authorization, call.rawBody);
+    return { ...answer, contentType: 'application/json' };
+  }
+
+  /** Authentication (401), the operation's scope (403), the document's schemas (400), then the PSP's rules. */
+  private apiAnswer(call: Call, matched: { route: Route; params: Record<string, string> } | null): Answer {
+    if (!matched) {
+      this.violations.push(`${call.method} ${call.url.pathname}: not an operation this simulator plays`);
+      throw generalProblem(404, `${call.method} ${call.url.pathname} não é simulado.`);
+    }
+    const { route, params } = matched;
+    const scopes = this.tokens.scopesOf(call.headers.authorization);
+    if (!scopes) throw unauthorized(call.headers.authorization !== undefined);
+    const missing = operationScopes(route.method, route.template).filter((scope) => !scopes.has(scope));
+    if (missing.length > 0) throw problem('AcessoNegado', `O token não tem o escopo ${missing.join(' ')}.`);
+    const query = queryValues(call.url.searchParams);
+    const { body, violations: bodyViolations } = parsedBody(call);
+    const violations = [...bodyViolations, ...checkRequest(route.method, route.template, { params, query, body })];
+    if (violations.length > 0) {
+      this.violations.push(...violations.map((violation) => `${call.method} ${call.url.pathname}: ${violationText(violation)}`));
+      throw problem(route.invalid, undefined, violations);
+    }
+    // The check refused repeated parameters: each is one string now.
+    return route.handle({ params, query: query as Record<string, string>, body });
+  }
+
+  /** The simulator's own answer against the document: a mismatch is the simulator's bug, and fails the test too. */
+  private checkAnswer(call: Call, matched: { route: Route } | null, answer: Answer): void {
+    const contentType = answer.body === undefined ? undefined : answer.contentType;
+    const found = matched ? checkResponse(matched.route.method, matched.route.template, answer.status, answer.body, contentType) : checkProblem(answer.body);
+    this.violations.push(...found.map((violation) => `answer to ${call.method} ${call.url.pathname} (${answer.status}): ${violationText(violation)}`));
+  }
+
+  private route(method: string, path: string): { route: Route; params: Record<string, string> } | null {
+    for (const route of this.routes.filter((candidate) => candidate.method === method)) {
+      const params = matchTemplate(route.template, path);
+      if (params) return { route, params };
+    }
+    return null;
+  }
+
+  /** The operations of the document played here, by template; the PSP's rules do the work. */
+  private operations(): Route[] {
+    const psp = this.psp;
+    return [
+      { method: 'PUT', template: '/cob/{txid}', invalid: 'CobOperacaoInvalida', handle: (c) => ({ status: 201, body: psp.putCob(c.params.txid, c.body as CobSolicitada) }) },
+      { method: 'PATCH', template: '/cob/{txid}', invalid: 'CobOperacaoInvalida', handle: (c) => ({ status: 200, body: psp.patchCob(c.params.txid, c.body as CobSolicitada) }) },
+      { method: 'GET', template: '/cob/{txid}', invalid: 'CobConsultaInvalida', handle: (c) => ({ status: 200, body: psp.getCob(c.params.txid) }) },
+      { method: 'GET', template: '/pix/{e2eid}', invalid: 'RequisicaoInvalida', handle: (c) => ({ status: 200, body: psp.getPix(c.params.e2eid) }) },
+      { method: 'GET', template: '/pix', invalid: 'PixConsultaInvalida', handle: (c) => ({ status: 200, body: psp.listPix(c.query) }) },
+      { method: 'PUT', template: '/pix/{e2eid}/devolucao/{id}', invalid: 'PixDevolucaoInvalida', handle: (c) => ({ status: 201, body: this.refund(c) }) },
+      { method: 'GET', template: '/pix/{e2eid}/devolucao/{id}', invalid: 'RequisicaoInvalida', handle: (c) => ({ status: 200, body: psp.getRefund(c.params.e2eid, c.params.id) }) },
+      { method: 'PUT', template: '/webhook/{chave}', invalid: 'WebhookOperacaoInvalida', handle: (c) => this.setWebhook(c) },
+      { method: 'GET', template: '/webhook/{chave}', invalid: 'RequisicaoInvalida', handle: (c) => ({ status: 200, body: psp.getWebhook(c.params.chave) }) },
+      { method: 'DELETE', template: '/webhook/{chave}', invalid: 'RequisicaoInvalida', handle: (c) => this.deleteWebhook(c) },
+    ];
+  }
+
+  private refund(context: RouteContext): Devolucao {
+    const { e2eid, id } = context.params;
+    const refund = this.psp.putRefund(e2eid, id, context.body as DevolucaoSolicitada);
+    const outcome = this.autoSettleOutcome;
+    if (outcome && refund.status === 'EM_PROCESSAMENTO') {
+      // After the answer is written: the client sees EM_PROCESSAMENTO first, as from a real PSP.
+      this.track(sleep(0).then(() => this.notify(this.psp.settleRefunds(outcome, { e2eid, id }), 'once')));
+    }
+    return refund;
+  }
+
+  private setWebhook(context: RouteContext): Answer {
+    this.psp.putWebhook(context.params.chave, (context.body as { webhookUrl: string }).webhookUrl);
+    return { status: 200 };
+  }
+
+  private deleteWebhook(context: RouteContext): Answer {
+    this.psp.deleteWebhook(context.params.chave);
+    return { status: 204 };
+  }
+
+  /**
+   * Calls the webhook of the receiver's key with `pix`, `times` times in a row. The document notifies only
+   * Pix with a txid, at `{webhookUrl}/pix` (the URL as registered, "/pix" appended to it verbatim).
+   */
+  private async notify(pix: Pix[], notify: Notify): Promise<void> {
+    const url = this.psp.webhookUrl(this.options.receiverKey);
+    const notified = pix.filter((one) => one.txid !== undefined);
+    if (!url || notified.length === 0) return;
+    const body = { pix: notified };
+    this.violations.push(...validateWebhookBody(body).map((text) => `callback to ${url}/pix: ${text}`));
+    for (let i = 0; i < NOTIFICATIONS[notify]; i += 1) this.callbacks.push(await deliverCallback(`${url}/pix`, body, this.tls));
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+}
+
+function problemAnswer(refusal: PixProblem): Answer {
+  return { status: refusal.body.status, body: refusal.body, contentType: 'application/problem+json', headers: refusal.headers };
+}
+
+/** RFC 6750 §3: a 401 names the Bearer scheme, and says `invalid_token` when a credential was presented. */
+function unauthorized(presented: boolean): PixProblem {
+  const refused = generalProblem(401, presented ? 'Token de acesso inválido ou expirado.' : 'Token de acesso ausente.');
+  return new PixProblem(refused.body, { 'WWW-Authenticate': presented ? 'Bearer realm="API Pix", error="invalid_token"' : 'Bearer realm="API Pix"' });
+}
+
+/** A body is JSON or nothing: anything else is reported with the schema's violations. */
+function parsedBody(call: Call): { body: unknown; violations: PixViolation[] } {
+  if (call.rawBody.length === 0) return { body: undefined, violations: [] };
+  const violations: PixViolation[] = [];
+  const contentType = call.headers['content-type'];
+  if (!/^application\/json\b/i.test(contentType ?? '')) violations.push({ property: 'content-type', reason: `must be application/json, not ${contentType ?? 'absent'}` });
+  try {
+    return { body: JSON.parse(call.rawBody), violations };
+  } catch {
+    return { body: null, violations: [...violations, { property: 'body', reason: 'is not JSON' }] };
+  }
+}
+
+/** Query parameters with repeated names kept as arrays, so the check can refuse them. */
+function queryValues(params: URLSearchParams): Record<string, string | string[]> {
+  const values: Record<string, string | string[]> = {};
+  for (const name of new Set(params.keys())) {
+    const all = params.getAll(name);
+    values[name] = all.length > 1 ? all : all[0];
+  }
+  return values;
+}
+
+/** The decoded path parameters if `path` is `/v2` + `template`, else null. */
+function matchTemplate(template: string, path: string): Record<string, string> | null {
+  const names = [...template.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]);
+  const source = template.replace(/\{[^}]+\}/g, '([^/]+)');
+  const match = new RegExp(`^${API_PREFIX}${source}$`).exec(path);
+  if (!match) return null;
+  try {
+    return Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(match[i + 1])]));
+  } catch {
+    return null;
+  }
+}
+
+/** A scenario's amount must be one the document allows, or the simulator would answer off the schema. */
+function assertAmount(amount: string): void {
+  if (!/^\d{1,10}\.\d{2}$/.test(amount)) throw new Error(`amount ${amount} is not "<reais>.<two decimals>"`);
+}
