@@ -15,6 +15,7 @@ import { AddRefundsOfStoppedSubscriptions1795450000000 } from './1795450000000-A
 import { AddInvitationRevocation1795460000000 } from './1795460000000-AddInvitationRevocation';
 import { MakeLedgerDoubleEntry1795470000000 } from './1795470000000-MakeLedgerDoubleEntry';
 import { AddPixProviderAndRefunds1795480000000 } from './1795480000000-AddPixProviderAndRefunds';
+import { AddAutomaticPix1795490000000 } from './1795490000000-AddAutomaticPix';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   AddInvitationRevocation1795460000000,
   MakeLedgerDoubleEntry1795470000000,
   AddPixProviderAndRefunds1795480000000,
+  AddAutomaticPix1795490000000,
 ];

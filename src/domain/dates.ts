@@ -24,3 +24,8 @@ export function boletoDueDate(issuedAt: Date, days: number): { dueDate: string; 
   const dueDate = brazilDate(addDays(issuedAt, days));
   return { dueDate, expiresAt: endOfBrazilDay(dueDate) };
 }
+
+/** A calendar date (YYYY-MM-DD) `days` later (or earlier, when negative). */
+export function addDaysToDate(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T12:00:00.000Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}

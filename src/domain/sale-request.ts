@@ -1,3 +1,5 @@
+import { AUTOMATIC_PIX_PERIODS } from './automatic-pix';
+import { BillingCycle } from './subscription-billing';
 import { DomainError, FieldError, RequestValidationError } from './domain-error';
 import { cents } from './money';
 import { SalePaymentMethod } from './sale-status';
@@ -20,7 +22,8 @@ export interface SaleRequest {
     installments?: number;
   };
   installments?: { number?: number };
-  subscription?: { enabled: boolean };
+  subscription?: { enabled: boolean; billingCycle?: string; automaticPix?: boolean };
+  customer?: { document?: { number?: string } };
 }
 
 /** What taking a payment by each method needs the seller to allow. */
@@ -56,6 +59,15 @@ export function checkSaleRules(request: SaleRequest, today = new Date()): void {
   }
   if (request.subscription && request.paymentMethod !== 'CREDIT_CARD' && request.paymentMethod !== 'PIX') {
     errors.push({ field: 'paymentMethod', message: 'subscriptions are paid by CREDIT_CARD or PIX only' });
+  }
+  if (request.subscription?.automaticPix) {
+    // Pix Automático (issue 22): a PIX subscription whose payer is named by a CPF or CNPJ, on a cycle the BCB has a period for.
+    if (request.paymentMethod !== 'PIX') errors.push({ field: 'subscription.automaticPix', message: 'automaticPix is for PIX subscriptions only' });
+    const cycle = request.subscription.billingCycle as BillingCycle | undefined;
+    if (cycle && !AUTOMATIC_PIX_PERIODS[cycle]) {
+      errors.push({ field: 'subscription.billingCycle', message: `Pix Automático has no ${cycle} period: use WEEKLY, MONTHLY, QUARTERLY, SEMIANNUAL or YEARLY` });
+    }
+    if (!request.customer?.document?.number) errors.push({ field: 'customer.document', message: 'Pix Automático needs the payer\'s CPF or CNPJ' });
   }
   if (errors.length > 0) throw new RequestValidationError([], errors);
   if (request.amount < MINIMUM_SALE_CENTS) {

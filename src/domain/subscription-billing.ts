@@ -1,3 +1,4 @@
+import { AutomaticPixStatus, automaticRenewalSendAt, collectsAutomatically } from './automatic-pix';
 import { addDays } from './dates';
 import { Cents, centsToReaisString, cents } from './money';
 import { SubscriptionStatus } from './subscription-status';
@@ -43,6 +44,8 @@ export interface BillingState {
   pastDueSince: Date | null;
   /** Billing date of a PIX renewal issued and not paid yet. */
   awaitingPaymentSince: Date | null;
+  /** Pix Automático: renewals collected by the PSP are sent AUTOMATIC_PIX_LEAD_DAYS before they are due. */
+  automaticPixStatus?: AutomaticPixStatus | null;
 }
 
 /** One step of the billing job for a subscription at `now`; null when nothing is due. */
@@ -71,7 +74,8 @@ export function dueBillingAction(state: BillingState, now: Date, policy: Dunning
   if (state.awaitingPaymentSince) {
     return due(addDays(state.awaitingPaymentSince, policy.pixOverdueDays)) ? { kind: 'PIX_OVERDUE' } : null;
   }
-  return due(state.nextBillingDate) ? { kind: 'RENEW' } : null;
+  const renewAt = state.nextBillingDate && state.paymentMethod === 'PIX' && collectsAutomatically(state.automaticPixStatus ?? null) ? automaticRenewalSendAt(state.nextBillingDate) : state.nextBillingDate;
+  return due(renewAt) ? { kind: 'RENEW' } : null;
 }
 
 /** When the next card retry of a period is due after `failedAttempts` failures, or null when none is left. */

@@ -82,7 +82,9 @@ export function cancelledColumns(at: Date, reason: string | null): SubscriptionC
  * stopped is to be refunded. Null when the move does not concern it.
  */
 export function subscriptionChangeOnCharge(subscription: SubscriptionState, sale: ChargeSale, previous: SaleStatus, now: Date, dunning: DunningPolicy): SubscriptionChange | null {
-  const first = sale.billingPeriod === 0;
+  // The charge that opens the subscription: period 0 while PENDING. (Period 0 of a Pix Automático trial
+  // (journey 2) is collected after the authorization started the trial: it is billed like a renewal.)
+  const first = sale.billingPeriod === 0 && subscription.status === 'PENDING';
   const changes: SubscriptionColumns = {};
   let event: SubscriptionEvent | null = null;
 

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { forEachConcurrently } from '../common/concurrency';
 import { AppConfig } from '../config/app-config';
+import { automaticChargeDates, collectsAutomatically } from '../domain/automatic-pix';
 import { addDays } from '../domain/dates';
 import { FeeSchedule } from '../domain/fees';
 import { BillingAction, DEFAULT_DUNNING, DunningPolicy, dueBillingAction } from '../domain/subscription-billing';
@@ -353,11 +354,17 @@ export class BillingService {
    * its sale will have and expiring `pixExpiryDays` after its period fell due, `concurrency` asked at
    * once: by sale id.
    */
-  private async pixDocuments(charges: PlannedCharge[], concurrency: number): Promise<Map<number, PaymentDocument>> {
+  private async pixDocuments(charges: PlannedCharge[], concurrency: number): Promise<Map<number, AutomaticDocument>> {
     const profiles = new Map<number, Promise<SalesProfile>>();
     const profileOf = (sellerId: number) => profiles.get(sellerId) ?? (profiles.set(sellerId, this.sellers.salesProfile(sellerId)).get(sellerId) as Promise<SalesProfile>);
-    const documents = new Map<number, PaymentDocument>();
+    const documents = new Map<number, AutomaticDocument>();
     await forEachConcurrently(charges, concurrency, async ({ subscription, saleId, dueAt }) => {
+      if (collectsAutomatically(subscription.automaticPixStatus)) {
+        // Pix Automático: no QR; the recurring charge is sent to the PSP by AutomaticPixService, before its due date.
+        const dates = automaticChargeDates(dueAt);
+        documents.set(saleId, { ...NO_PAYMENT_DOCUMENT, automaticPixDueDate: dates.dueDate, expiresAt: dates.expiresAt });
+        return;
+      }
       const profile = await profileOf(subscription.sellerId);
       const { customerName: name, customerDocument: number } = subscription;
       const pix = await this.pixCharges.issue(
@@ -378,10 +385,13 @@ export class BillingService {
   }
 }
 
+/** A renewal's payment document; a renewal collected by Pix Automático has its due date instead of a QR. */
+type AutomaticDocument = PaymentDocument & Partial<Pick<SaleEntity, 'automaticPixDueDate'>>;
+
 const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
 /** The sale of one charge of a period of the subscription (locked and re-checked), written PENDENTE under the charge's sale id. */
-function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: PaymentDocument | null): Partial<SaleEntity> & { id: number; status: 'PENDENTE' } {
+function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: (AutomaticDocument) | null): Partial<SaleEntity> & { id: number; status: 'PENDENTE' } {
   const card = current.paymentMethod === 'CREDIT_CARD';
   return {
     id: charge.saleId,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { automaticChargeDates, AutomaticPixJourney, journeyFor } from '../domain/automatic-pix';
 import { addDays, boletoDueDate } from '../domain/dates';
 import { cents } from '../domain/money';
 import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmentsOf, isCardMethod, withoutCardSecrets } from '../domain/sale-request';
@@ -18,6 +19,7 @@ import { SalesRepository } from '../sales/sales.repository';
 import { SalesProfile, SellerService } from '../seller/seller.service';
 import { toSaleSubscription } from '../subscriptions/subscription.presenter';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { AutomaticPixService } from './automatic-pix.service';
 import { ChargesService } from './charges.service';
 import { MoneyPipeline } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
@@ -32,6 +34,8 @@ export interface CreatedSale {
 
 /** What the provider gave a PIX or boleto sale before it is written. */
 export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'pixProvider' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
+
+const NO_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
 /**
  * Sale creation (POST /api/sales), with the subscription a sale opens. No provider call runs inside a
@@ -53,6 +57,7 @@ export class CheckoutService {
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
     private readonly pixCharges: PixChargesService,
+    private readonly automaticPix: AutomaticPixService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
   ) {}
 
@@ -73,13 +78,17 @@ export class CheckoutService {
   private async createDocumentSale(sellerId: number, request: CreateSaleDto, profile: SalesProfile, idempotent: IdempotentRequest | null): Promise<CreatedSale> {
     const now = new Date();
     const saleId = await this.sales.nextId();
-    const document = await this.paymentDocument(saleId, request, profile, now);
+    const automatic = request.subscription?.enabled && request.subscription.automaticPix ? journeyFor(request.subscription.trialDays ?? 0) : null;
+    // Journey 2 asks for no immediate charge: its QR only authorizes.
+    const document: PaymentDocument & Partial<SaleEntity> =
+      automatic === 'JOURNEY_2' ? { ...NO_DOCUMENT } : await this.paymentDocument(saleId, request, profile, now);
+    const authorization = automatic ? await this.automaticPixAuthorization(saleId, request, document, now) : null;
     const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
     const outcome = await this.dataSource.transaction(async (manager) => {
       const prior = await this.idempotency.claim(manager, idempotent);
       if (prior) return prior;
       const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
-      const subscriptionId = await this.openSubscription(manager, columns, request, now);
+      const subscriptionId = await this.openSubscription(manager, columns, request, now, authorization);
       const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
       const body = await this.withSubscription(toCreateSaleResponse(sale, qrCode), sale, manager);
       await this.idempotency.attachResource(manager, idempotent, sale.id);
@@ -89,8 +98,40 @@ export class CheckoutService {
     return 'kind' in outcome ? this.answerPriorUse(outcome) : { status: 201, body: outcome, replayed: false };
   }
 
+  /**
+   * Pix Automático (issue 22): the recurrence created at the PSP for the sale, whose BR Code becomes the
+   * sale's (journey 3: the composite QR that pays the charge already issued and authorizes; journey 2:
+   * the QR that only authorizes, the sale being the first charge, collected when the trial ends).
+   */
+  private async automaticPixAuthorization(
+    saleId: number,
+    request: CreateSaleDto,
+    document: PaymentDocument & Partial<SaleEntity>,
+    now: Date,
+  ): Promise<{ journey: AutomaticPixJourney; recurrenceId: string }> {
+    const trialDays = request.subscription?.trialDays ?? 0;
+    const opened = await this.automaticPix.openAuthorization(
+      {
+        saleId,
+        trialDays,
+        cycle: request.subscription?.billingCycle as BillingCycle,
+        amountCents: cents(request.amount),
+        debtor: { document: request.customer.document?.number as string, name: request.customer.name },
+        object: request.items[0]?.title ?? 'Subscription',
+      },
+      now,
+    );
+    document.pixCode = opened.brCode;
+    if (opened.journey === 'JOURNEY_2') {
+      // Until the payer authorizes, the trial has not started: the first charge's date moves with it.
+      const dates = automaticChargeDates(addDays(now, trialDays));
+      Object.assign(document, { externalTransactionId: opened.recurrenceId, automaticPixDueDate: dates.dueDate, expiresAt: dates.expiresAt });
+    }
+    return { journey: opened.journey, recurrenceId: opened.recurrenceId };
+  }
+
   private async paymentDocument(saleId: number, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {
-    const none: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+    const none: PaymentDocument = { ...NO_DOCUMENT };
     const amountCents = cents(request.amount);
     switch (request.paymentMethod) {
       case 'PIX': {
@@ -188,7 +229,13 @@ export class CheckoutService {
    * Opens the subscription (PENDING) of a sale with subscription.enabled, in the sale's transaction,
    * from the sale's columns (customer, amount, card token); its id, or null.
    */
-  private async openSubscription(manager: EntityManager, sale: Partial<SaleEntity>, request: CreateSaleDto, now: Date): Promise<number | null> {
+  private async openSubscription(
+    manager: EntityManager,
+    sale: Partial<SaleEntity>,
+    request: CreateSaleDto,
+    now: Date,
+    authorization: { journey: AutomaticPixJourney; recurrenceId: string } | null = null,
+  ): Promise<number | null> {
     if (!request.subscription?.enabled) return null;
     const cycle = request.subscription.billingCycle as BillingCycle;
     const item = request.items[0];
@@ -220,6 +267,9 @@ export class CheckoutService {
         periodAttempts: 1,
         totalBillings: 1,
         lastPaymentStatus: 'PENDENTE',
+        ...(authorization
+          ? { automaticPixStatus: 'PENDING' as const, automaticPixJourney: authorization.journey, automaticPixRecurrenceId: authorization.recurrenceId }
+          : {}),
       },
       manager,
     );

@@ -6,6 +6,8 @@ import { ProvidersModule } from '../providers/providers.module';
 import { SalesModule } from '../sales/sales.module';
 import { SellerModule } from '../seller/seller.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { AutomaticPixRepository } from './automatic-pix.repository';
+import { AutomaticPixService } from './automatic-pix.service';
 import { BillingService } from './billing.service';
 import { ChargesService } from './charges.service';
 import { CheckoutService } from './checkout.service';
@@ -27,7 +29,7 @@ import { SubscriptionActionsService } from './subscription-actions.service';
 @Module({
   imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
   controllers: [SalesController, RefundsController, SubscriptionActionsController],
-  providers: [MoneyPipeline, PixChargesService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
-  exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService],
+  providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
+  exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
 })
 export class PaymentsModule {}

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { ExclusiveJob } from '../common/jobs/exclusive-job';
+import { AutomaticPixService, AutomaticPixSummary } from './automatic-pix.service';
 import { BillingService, BillingSummary } from './billing.service';
 import { ChargesService, SaleDueWorkSummary } from './charges.service';
 import { RefundsService } from './refunds.service';
@@ -20,13 +21,22 @@ export class PaymentsScheduler {
   private readonly salesJob = new ExclusiveJob<SaleDueWorkSummary>(new Logger('SalesScheduler'), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges + s.refundedCharges > 0);
   private readonly billingJob = new ExclusiveJob<BillingSummary>(new Logger('SubscriptionsScheduler'), 'Subscription billing', (s) => Object.values(s).some((count) => count > 0));
 
+  private readonly automaticPixJob = new ExclusiveJob<AutomaticPixSummary>(new Logger('AutomaticPixScheduler'), 'Pix Automático', (s) => Object.values(s).some((n) => n > 0));
+
   private readonly refundsJob = new ExclusiveJob<number>(new Logger('RefundsScheduler'), 'Pending refunds', (n) => n > 0);
 
   constructor(
     private readonly charges: ChargesService,
     private readonly billing: BillingService,
     private readonly refunds: RefundsService,
+    private readonly automaticPix: AutomaticPixService,
   ) {}
+
+  /** Pix Automático: recurring charges sent before their due date, open ones and pending authorizations asked about, stopped ones closed at the PSP. */
+  @Cron(CronExpression.EVERY_MINUTE, { name: 'automatic-pix' })
+  runAutomaticPix(): Promise<void> {
+    return this.automaticPixJob.run(() => this.automaticPix.runDueWork(new Date(), null));
+  }
 
   /** Refunds whose provider call did not answer, sent again (the provider makes each once) or asked about. */
   @Cron(CronExpression.EVERY_30_SECONDS, { name: 'pending-refunds' })

@@ -8,6 +8,7 @@ import { canMove, SubscriptionEvent } from '../domain/subscription-status';
 import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
 import { assertOwnedSubscription } from '../subscriptions/subscriptions.service';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { AutomaticPixService } from './automatic-pix.service';
 import { ChargesService } from './charges.service';
 import { MoneyPipeline } from './money-pipeline';
 
@@ -24,6 +25,7 @@ export class SubscriptionActionsService {
     private readonly subscriptions: SubscriptionsRepository,
     private readonly pipeline: MoneyPipeline,
     private readonly charges: ChargesService,
+    private readonly automaticPix: AutomaticPixService,
   ) {}
 
   /** Spec 4.9: ACTIVE or TRIALING only; ALREADY_PAUSED for a paused one, INVALID_STATUS otherwise. */
@@ -82,7 +84,10 @@ export class SubscriptionActionsService {
       const done = await this.pipeline.commit(manager, { subscriptions: [{ subscription, event, changes: columns(subscription) }] }, now);
       return done.subscriptions.get(id) as SubscriptionEntity;
     });
-    if (isStopped(moved.status)) await this.charges.settleChargesOfStopped([moved.id], now);
+    if (isStopped(moved.status)) {
+      await this.charges.settleChargesOfStopped([moved.id], now);
+      if (moved.automaticPixStatus) await this.automaticPix.afterStop(moved.id, sellerId, now);
+    }
     return moved;
   }
 }

@@ -5,7 +5,9 @@ import { ApiPixClient } from './api-pix/api-pix.client';
 import { ApiPixProvider } from './api-pix/api-pix.provider';
 import { PAYMENT_PROVIDER } from './payment-provider.port';
 import { PAYOUT_PROVIDER } from './payout-provider.port';
+import { AUTOMATIC_PIX_PROVIDER } from './automatic-pix.port';
 import { PIX_PROVIDER } from './pix-provider.port';
+import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
 import { SandboxPayoutProvider } from './sandbox/sandbox-payout.provider';
 import { SandboxPixProvider } from './sandbox/sandbox-pix.provider';
@@ -35,6 +37,7 @@ function apiPixProvider(config: AppConfig): ApiPixProvider {
     SandboxPaymentProvider,
     SandboxPayoutProvider,
     SandboxPixProvider,
+    SandboxAutomaticPixProvider,
     {
       provide: PAYMENT_PROVIDER,
       inject: [AppConfig, SandboxPaymentProvider],
@@ -50,7 +53,12 @@ function apiPixProvider(config: AppConfig): ApiPixProvider {
       inject: [AppConfig, SandboxPixProvider],
       useFactory: (config: AppConfig, sandbox: SandboxPixProvider) => (config.pixProvider === 'api-pix' ? apiPixProvider(config) : sandbox),
     },
+    {
+      // Pix Automático: the sandbox plays the payer's bank (the API Pix adapter joins with the webhooks of /rec and /cobr).
+      provide: AUTOMATIC_PIX_PROVIDER,
+      useExisting: SandboxAutomaticPixProvider,
+    },
   ],
-  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER],
+  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider],
 })
 export class ProvidersModule {}

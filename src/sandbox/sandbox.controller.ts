@@ -12,7 +12,11 @@ import { CashoutService } from '../cashout/cashout.service';
 import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
 import { BillingService } from '../payments/billing.service';
 import { ChargesService } from '../payments/charges.service';
-import { WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
+import { AutomaticPixService } from '../payments/automatic-pix.service';
+import { SalesService } from '../sales/sales.service';
+import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
+import { AutomaticPixAttemptDto, AutomaticPixAuthorizationEventDto, WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
+import { SandboxPayerService } from './sandbox-payer.service';
 
 /** The sandbox provider's events and the scheduler, for integration tests (platform.md §3). */
 @ApiTags('Sandbox')
@@ -25,6 +29,9 @@ export class SandboxController {
     private readonly sales: ChargesService,
     private readonly cashouts: CashoutService,
     private readonly billing: BillingService,
+    private readonly automaticPix: AutomaticPixService,
+    private readonly payer: SandboxPayerService,
+    private readonly transactions: SalesService,
   ) {}
 
   @Post('sales/:id/events')
@@ -32,12 +39,42 @@ export class SandboxController {
   @ApiOperation({ summary: 'Simulate a provider event on a sale: payment, expiry, refund, chargeback, MED…' })
   @ApiOkResponse({ type: TransactionResponse, description: 'The transaction after the move' })
   @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
-  saleEvent(
+  async saleEvent(
     @CurrentSeller() seller: AuthenticatedSeller,
     @Param('id', IdParamPipe) id: number,
     @Body() body: SaleEventDto,
   ): Promise<TransactionResponse> {
-    return this.sales.applyEvent(seller.id, id, body.event);
+    const transaction = await this.sales.applyEvent(seller.id, id, body.event);
+    if (body.event !== 'PAYMENT_CONFIRMED') return transaction;
+    // A journey-3 QR pays the first charge and authorizes the Pix Automático recurrence together.
+    await this.payer.paidFirstCharge(id, new Date());
+    return this.transactions.transaction(seller.id, id);
+  }
+
+  @Post('subscriptions/:id/automatic-pix')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Pix Automático: the payer authorizes, rejects, lets expire or revokes the subscription's authorization in their bank app" })
+  @ApiOkResponse({ type: SubscriptionResponse, description: 'The subscription after the change, with its automaticPix object' })
+  @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
+  authorizationEvent(
+    @CurrentSeller() seller: AuthenticatedSeller,
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: AutomaticPixAuthorizationEventDto,
+  ): Promise<SubscriptionResponse> {
+    return this.payer.decide(seller.id, id, body.event, new Date());
+  }
+
+  @Post('sales/:id/automatic-pix')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Pix Automático: the payer's account settles the scheduled attempt of a renewal's recurring charge (paid, or refused for insufficient funds)" })
+  @ApiOkResponse({ type: TransactionResponse, description: 'The transaction after the attempt' })
+  @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
+  automaticPixAttempt(
+    @CurrentSeller() seller: AuthenticatedSeller,
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: AutomaticPixAttemptDto,
+  ): Promise<TransactionResponse> {
+    return this.payer.settleAttempt(seller.id, id, body.outcome, new Date());
   }
 
   @Post('cashouts/:id/events')
@@ -66,8 +103,11 @@ export class SandboxController {
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
     const now = body.now ? new Date(body.now) : new Date();
     const subscriptions = await this.billing.runBilling(now, seller.id);
+    // Pix Automático: charges due sent to the PSP, then the payer's bank collects the attempts due by `now`.
+    const automaticPix = await this.automaticPix.runDueWork(now, seller.id);
+    await this.payer.collectDue(seller.id, now);
     const sales = await this.sales.runDueWork(now, seller.id);
     const sentPayouts = await this.cashouts.recoverPayouts(seller.id);
-    return { now: now.toISOString(), ...sales, sentPayouts, subscriptions };
+    return { now: now.toISOString(), ...sales, sentPayouts, subscriptions, automaticPix };
   }
 }

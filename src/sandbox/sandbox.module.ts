@@ -1,10 +1,15 @@
 import { Module } from '@nestjs/common';
 import { CashoutModule } from '../cashout/cashout.module';
 import { PaymentsModule } from '../payments/payments.module';
+import { ProvidersModule } from '../providers/providers.module';
+import { SalesModule } from '../sales/sales.module';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { SandboxController } from './sandbox.controller';
+import { SandboxPayerService } from './sandbox-payer.service';
 
 @Module({
-  imports: [PaymentsModule, CashoutModule],
+  imports: [PaymentsModule, CashoutModule, ProvidersModule, SalesModule, SubscriptionsModule],
   controllers: [SandboxController],
+  providers: [SandboxPayerService],
 })
 export class SandboxModule {}

@@ -1,4 +1,6 @@
-import { SubscriptionListItem, SubscriptionResponse } from './dto/subscription.response';
+import { collectsAutomatically } from '../domain/automatic-pix';
+import { RETRY_POLICY } from '../providers/automatic-pix.port';
+import { AutomaticPixAuthorization, SubscriptionListItem, SubscriptionResponse } from './dto/subscription.response';
 import { SubscriptionEntity } from './entities/subscription.entity';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
@@ -56,5 +58,23 @@ export function toSubscription(s: SubscriptionEntity): SubscriptionResponse {
     metadata: { itemTitle: s.productName, customerPhone: s.customerPhone ?? '', ...s.metadata },
     scheduledCancellationDate: iso(s.scheduledCancellationDate),
     updatedAt: s.updatedAt.toISOString(),
+    automaticPix: toAutomaticPix(s),
+  };
+}
+
+/** The authorization of a Pix Automático subscription (issue 22), or null. */
+function toAutomaticPix(s: SubscriptionEntity): AutomaticPixAuthorization | null {
+  if (!s.automaticPixStatus || !s.automaticPixJourney) return null;
+  return {
+    status: s.automaticPixStatus,
+    journey: s.automaticPixJourney,
+    recurrenceId: s.automaticPixRecurrenceId,
+    authorizedAt: iso(s.automaticPixAuthorizedAt),
+    endedAt: iso(s.automaticPixEndedAt),
+    endReason: s.automaticPixEndReason,
+    renewals: collectsAutomatically(s.automaticPixStatus) ? 'AUTOMATIC' : s.automaticPixStatus === 'PENDING' ? 'AWAITING_AUTHORIZATION' : 'QR_PER_CYCLE',
+    retryPolicy: RETRY_POLICY,
+    maxAmount: s.amountCents,
+    endDate: null,
   };
 }

@@ -10,6 +10,7 @@ import { updateRows } from '../database/bulk-rows';
 import { Lease } from '../database/leases';
 import { containsPattern, createdRangePage } from '../database/list-queries';
 import { addDays } from '../domain/dates';
+import { AUTOMATIC_PIX_LEAD_DAYS } from '../domain/automatic-pix';
 
 /** Statuses the billing no longer charges: stopped (cancelled, paused) or final, from the domain's table. */
 const NOT_BILLED = SUBSCRIPTION_STATUSES.filter((status) => isStopped(status) || isFinalSubscriptionStatus(status));
@@ -41,7 +42,8 @@ const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND ${BILLING_LEASE.free(
  * Ids of at most $5 subscriptions (of seller $2, or of all when null) with billing work due at $1, locked
  * (SKIP LOCKED), not leased and not among $6 (those the run billed already): by BILLING_DUE_AT, by a grace
  * period ended ($3: $1 − grace days) and by a PIX renewal overdue ($4: $1 − overdue days), each read
- * through its index in the order it fell due.
+ * through its index in the order it fell due; and Pix Automático renewals due within the lead ($7: $1 +
+ * AUTOMATIC_PIX_LEAD_DAYS), sent to the PSP before their due date.
  */
 export const DUE_FOR_BILLING = `
   WITH by_date AS (
@@ -55,8 +57,13 @@ export const DUE_FOR_BILLING = `
        overdue AS (
          SELECT id FROM subscriptions
           WHERE status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NOT NULL AND awaiting_payment_since <= $4 AND ${UNCLAIMED}
-          ORDER BY awaiting_payment_since LIMIT $5 FOR UPDATE SKIP LOCKED)
-  SELECT id FROM (SELECT id FROM by_date UNION SELECT id FROM grace_ended UNION SELECT id FROM overdue) AS due ORDER BY id LIMIT $5`;
+          ORDER BY awaiting_payment_since LIMIT $5 FOR UPDATE SKIP LOCKED),
+       automatic AS (
+         SELECT id FROM subscriptions
+          WHERE automatic_pix_status = 'AUTHORIZED' AND status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NULL
+            AND next_billing_date <= $7 AND ${UNCLAIMED}
+          ORDER BY next_billing_date LIMIT $5 FOR UPDATE SKIP LOCKED)
+  SELECT id FROM (SELECT id FROM by_date UNION SELECT id FROM grace_ended UNION SELECT id FROM overdue UNION SELECT id FROM automatic) AS due ORDER BY id LIMIT $5`;
 
 @Injectable()
 export class SubscriptionsRepository {
@@ -152,7 +159,7 @@ export class SubscriptionsRepository {
     const rows = await BILLING_LEASE.claim(
       this.dataSource,
       DUE_FOR_BILLING,
-      [now, sellerId, addDays(now, -graceDays), addDays(now, -overdueDays), limit, excluded],
+      [now, sellerId, addDays(now, -graceDays), addDays(now, -overdueDays), limit, excluded, addDays(now, AUTOMATIC_PIX_LEAD_DAYS)],
     );
     return rows.map((row) => row.id);
   }

@@ -111,7 +111,7 @@ describe('Every hot query is served by an index (EXPLAIN)', () => {
       [120, 500],
     ],
     ['the subscriptions of a seller', `SELECT id, status FROM subscriptions WHERE seller_id = $1 ORDER BY id`, [1]],
-    ['subscriptions with billing work due (the billing claim)', DUE_FOR_BILLING, [now, null, now, now, 500, []]],
+    ['subscriptions with billing work due (the billing claim)', DUE_FOR_BILLING, [now, null, now, now, 500, [], now]],
     [
       'the charges of a subscription period',
       `SELECT id FROM sales WHERE subscription_id = $1 AND billing_period = $2 AND billing_attempt = $3`,

@@ -92,6 +92,7 @@ describe('Subscriptions (spec 2.4-2.7, 3.2, 4.7-4.12, 7.5; platform.md §7)', ()
       scheduledCancellationDate: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
+      automaticPix: null,
     });
   });
 

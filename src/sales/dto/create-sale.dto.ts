@@ -213,6 +213,17 @@ export class SubscriptionRequestDto {
   @Min(0, { message: 'trialDays must be an integer between 0 and 90' })
   @Max(90, { message: 'trialDays must be an integer between 0 and 90' })
   trialDays?: number;
+
+  @ApiPropertyOptional({
+    example: false,
+    description:
+      'PIX only: Pix Automático. The customer authorizes the recurrence once in their bank app and every renewal is collected without a new QR code. ' +
+      'Without trialDays the QR pays the first charge and authorizes together (journey 3); with trialDays it only authorizes, and the first charge is collected when the trial ends (journey 2). ' +
+      'Needs customer.document and a cycle other than BIWEEKLY. Default false.',
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'automaticPix must be a boolean' })
+  automaticPix?: boolean;
 }
 
 /** A campaign-tracking string, valid for every payment method. */

@@ -113,6 +113,18 @@ export class SaleEntity {
   @Column({ name: 'pix_charge_closed_at', type: 'timestamptz', nullable: true })
   pixChargeClosedAt: Date | null;
 
+  /** A renewal collected by Pix Automático: the recurring charge's due date (YYYY-MM-DD); null for any other sale. */
+  @Column({ name: 'automatic_pix_due_date', type: 'varchar', nullable: true })
+  automaticPixDueDate: string | null;
+
+  /** When the recurring charge reached the PSP (null: still to send). */
+  @Column({ name: 'automatic_pix_sent_at', type: 'timestamptz', nullable: true })
+  automaticPixSentAt: Date | null;
+
+  /** Retries asked at the PSP after failed attempts (PERMITE_3R_7D: three at most). */
+  @Column({ name: 'automatic_pix_retries', type: 'smallint', default: 0 })
+  automaticPixRetries: number;
+
   /** Refunded of the sale so far: refunds asked for and not failed. */
   @Column({ name: 'refunded_cents', type: 'bigint', transformer: centsTransformer, default: 0 })
   refundedCents: Cents;

@@ -13,6 +13,30 @@ export class SaleEventDto {
   event: (typeof SANDBOX_SALE_EVENTS)[number];
 }
 
+/** What the payer does with a Pix Automático authorization in their bank app (sandbox). */
+export const PAYER_DECISIONS = ['AUTHORIZE', 'REJECT', 'EXPIRE', 'REVOKE'] as const;
+
+export class AutomaticPixAuthorizationEventDto {
+  @ApiProperty({
+    enum: PAYER_DECISIONS,
+    example: 'AUTHORIZE',
+    description: 'AUTHORIZE, REJECT or EXPIRE an authorization waiting for the payer; REVOKE one authorized (the payer cancels it in their bank: the subscription is cancelled)',
+  })
+  @IsDefined()
+  @IsIn(PAYER_DECISIONS, { message: `event must be one of: ${PAYER_DECISIONS.join(', ')}` })
+  event: (typeof PAYER_DECISIONS)[number];
+}
+
+/** What the payer's account does with the scheduled attempt of a Pix Automático charge (sandbox). */
+export const ATTEMPT_OUTCOMES = ['PAID', 'INSUFFICIENT_FUNDS'] as const;
+
+export class AutomaticPixAttemptDto {
+  @ApiProperty({ enum: ATTEMPT_OUTCOMES, example: 'INSUFFICIENT_FUNDS', description: 'PAID: the charge is collected; INSUFFICIENT_FUNDS: the attempt fails and the gateway asks for the next retry' })
+  @IsDefined()
+  @IsIn(ATTEMPT_OUTCOMES, { message: `outcome must be one of: ${ATTEMPT_OUTCOMES.join(', ')}` })
+  outcome: (typeof ATTEMPT_OUTCOMES)[number];
+}
+
 export class WithdrawalEventDto {
   @ApiProperty({ enum: WITHDRAWAL_EVENTS, example: 'COMPLETED' })
   @IsDefined()
@@ -39,4 +63,9 @@ export class SchedulerRunResponse {
     description: 'Subscription billing: renewals charged or issued, card retries, cancellations (scheduled or grace), PIX renewals gone PAST_DUE',
   })
   subscriptions: { renewals: number; retries: number; cancelled: number; pastDue: number };
+  @ApiProperty({
+    example: { chargesSent: 1, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 },
+    description: 'Pix Automático: recurring charges sent to the PSP, settled (paid), retries asked after failed attempts, authorizations that changed',
+  })
+  automaticPix: { chargesSent: number; chargesSettled: number; retriesAsked: number; authorizationsChanged: number };
 }

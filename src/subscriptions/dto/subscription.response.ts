@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { AUTOMATIC_PIX_STATUSES } from '../../domain/automatic-pix';
 
 export class SubscriptionProduct {
   @ApiProperty({
@@ -24,6 +25,28 @@ export class SubscriptionListItem {
   @ApiProperty({ example: '2026-11-22T13:00:00.000Z' }) createdAt: string;
 }
 
+/** Pix Automático (issue 22): the payer's authorization of the recurrence, and how renewals are paid. */
+export class AutomaticPixAuthorization {
+  @ApiProperty({ enum: AUTOMATIC_PIX_STATUSES, example: 'AUTHORIZED', description: 'PENDING until the payer decides in their bank app' }) status: string;
+  @ApiProperty({ enum: ['JOURNEY_2', 'JOURNEY_3'], example: 'JOURNEY_3', description: "The BCB's journey: 3, the QR pays the first charge and authorizes; 2, it only authorizes (a trial)" })
+  journey: string;
+  @ApiProperty({ example: 'RR0000000020261125a1b2c3d4e5f', nullable: true, type: String, description: "The PSP's recurrence id (idRec)" }) recurrenceId: string | null;
+  @ApiProperty({ example: '2026-11-25T13:00:05.000Z', nullable: true, type: String }) authorizedAt: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'When it was rejected, expired or cancelled' }) endedAt: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'Why, e.g. "Cancelled by the payer (SLDB)"' }) endReason: string | null;
+  @ApiProperty({
+    enum: ['AUTOMATIC', 'AWAITING_AUTHORIZATION', 'QR_PER_CYCLE'],
+    example: 'AUTOMATIC',
+    description:
+      'AUTOMATIC: each renewal is collected by the PSP on its due date; AWAITING_AUTHORIZATION: the payer has not decided yet (a renewal due meanwhile gets a QR code); ' +
+      'QR_PER_CYCLE: a PIX QR code per renewal (the authorization was rejected, expired or cancelled)',
+  })
+  renewals: string;
+  @ApiProperty({ example: 'PERMITE_3R_7D', description: 'Up to three retries within 7 days after a failed due date (days 1, 3 and 5)' }) retryPolicy: string;
+  @ApiProperty({ example: 9990, description: 'Cents: the fixed amount the payer authorizes per charge (valorRec)' }) maxAmount: number;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'null: until the subscription is cancelled' }) endDate: string | null;
+}
+
 /** Spec 2.6, the whole subscription. */
 export class SubscriptionResponse extends SubscriptionListItem {
   @ApiProperty({ example: '2026-11-22T13:00:05.000Z', nullable: true, type: String, description: 'null until activated' }) startedAt: string | null;
@@ -40,6 +63,8 @@ export class SubscriptionResponse extends SubscriptionListItem {
   @ApiProperty({ example: { itemTitle: 'Plano mensal', customerPhone: '11987654321' } }) metadata: Record<string, unknown>;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Set by a cancellation at the period end' }) scheduledCancellationDate: string | null;
   @ApiProperty({ example: '2026-11-22T13:00:05.000Z' }) updatedAt: string;
+  @ApiProperty({ type: AutomaticPixAuthorization, nullable: true, description: 'Pix Automático; null when the subscription did not opt in' })
+  automaticPix: AutomaticPixAuthorization | null;
 }
 
 export class Pagination {

@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { centsTransformer } from '../../database/bigint-cents.transformer';
 import { Cents } from '../../domain/money';
+import { AutomaticPixJourney, AutomaticPixStatus } from '../../domain/automatic-pix';
 import { BillingCycle } from '../../domain/subscription-billing';
 import { SubscriptionStatus } from '../../domain/subscription-status';
 
@@ -124,6 +125,27 @@ export class SubscriptionEntity {
   /** Charges approved after the subscription was cancelled or paused, and given back to the customer. */
   @Column({ name: 'refunded_billings', type: 'integer' })
   refundedBillings: number;
+
+  /** Pix Automático (issue 22): where the payer's authorization stands; null when the subscription did not opt in. */
+  @Column({ name: 'automatic_pix_status', type: 'varchar', nullable: true })
+  automaticPixStatus: AutomaticPixStatus | null;
+
+  @Column({ name: 'automatic_pix_journey', type: 'varchar', nullable: true })
+  automaticPixJourney: AutomaticPixJourney | null;
+
+  /** The PSP's id of the recurrence (idRec), once it was created there. */
+  @Column({ name: 'automatic_pix_recurrence_id', type: 'varchar', nullable: true })
+  automaticPixRecurrenceId: string | null;
+
+  @Column({ name: 'automatic_pix_authorized_at', type: 'timestamptz', nullable: true })
+  automaticPixAuthorizedAt: Date | null;
+
+  /** When the authorization was rejected, expired or cancelled, and why. */
+  @Column({ name: 'automatic_pix_ended_at', type: 'timestamptz', nullable: true })
+  automaticPixEndedAt: Date | null;
+
+  @Column({ name: 'automatic_pix_end_reason', type: 'varchar', nullable: true })
+  automaticPixEndReason: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -90,6 +90,23 @@ const reconciliation = S.shape({
 const pspProblem: Family = () => S.shape({ type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' } }, { detail: { type: 'string' } });
 
 /** Every route with a JSON answer: the spec's (section 4), the sandbox's and the operator's (platform.md §2, §3). */
+/** Pix Automático (issue 22): the authorization a subscription shows, and a subscription that shows one. */
+const isoDate = { type: 'string', format: 'date-time' };
+const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
+const automaticPix = S.shape({
+  status: { enum: ['PENDING', 'AUTHORIZED', 'REJECTED', 'EXPIRED', 'CANCELLED'] },
+  journey: { enum: ['JOURNEY_2', 'JOURNEY_3'] },
+  recurrenceId: nullable({ type: 'string', pattern: '^[a-zA-Z0-9]{29}$' }),
+  authorizedAt: nullable(isoDate),
+  endedAt: nullable(isoDate),
+  endReason: nullable({ type: 'string' }),
+  renewals: { enum: ['AUTOMATIC', 'AWAITING_AUTHORIZATION', 'QR_PER_CYCLE'] },
+  retryPolicy: { const: 'PERMITE_3R_7D' },
+  maxAmount: cents,
+  endDate: nullable(isoDate),
+});
+const automaticSubscription = { allOf: [S.subscription, S.shape({ automaticPix })] };
+
 const ROUTES: Route[] = [
   { method: 'POST', path: /^\/api\/sales$/, ok: { 201: S.saleCreated }, family: S.salesError },
   { method: 'GET', path: new RegExp(`^/api/transactions/${ID}$`), ok: { 200: S.transaction }, family: S.lookupError },
@@ -110,6 +127,8 @@ const ROUTES: Route[] = [
   { method: 'POST', path: new RegExp(`^/api/subscriptions/${ID}/resume$`), ok: { 200: S.subscriptionResumed }, family: S.subscriptionsError },
   { method: 'POST', path: new RegExp(`^/api/subscriptions/${ID}/cancel$`), ok: { 200: S.subscriptionCancelled }, family: S.subscriptionsError },
   { method: 'POST', path: new RegExp(`^/api/sandbox/sales/${ID}/events$`), ok: { 200: S.transaction }, family: S.lookupError },
+  { method: 'POST', path: new RegExp(`^/api/sandbox/subscriptions/${ID}/automatic-pix$`), ok: { 200: automaticSubscription }, family: S.lookupError },
+  { method: 'POST', path: new RegExp(`^/api/sandbox/sales/${ID}/automatic-pix$`), ok: { 200: S.transaction }, family: S.lookupError },
   { method: 'POST', path: new RegExp(`^/api/sandbox/cashouts/${ID}/events$`), ok: { 200: S.withdrawalLookup }, family: S.lookupError },
   { method: 'POST', path: /^\/api\/sandbox\/scheduler\/run$/, ok: { 200: operatorObject }, family: S.lookupError },
   {

@@ -1,0 +1,317 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import {
+  AUTOMATIC_PIX_LEAD_DAYS,
+  AUTOMATIC_PIX_PERIODS,
+  authorizationOutcome,
+  automaticChargeDates,
+  AutomaticPixJourney,
+  canStillSend,
+  journeyFor,
+  nextRetryDate,
+} from '../domain/automatic-pix';
+import { addDays, brazilDate } from '../domain/dates';
+import { Cents } from '../domain/money';
+import { addCycle, BillingCycle } from '../domain/subscription-billing';
+import { cancelledColumns } from '../domain/subscription-outcome';
+import { isFinalSubscriptionStatus } from '../domain/subscription-status';
+import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recurringChargeTxid, RecurrenceState } from '../providers/automatic-pix.port';
+import { pixTxid } from '../providers/pix-provider.port';
+import { SalesRepository } from '../sales/sales.repository';
+import { SellerService } from '../seller/seller.service';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { AutomaticCharge, AutomaticPixRepository } from './automatic-pix.repository';
+import { MoneyPipeline } from './money-pipeline';
+import { PixChargesService } from './pix-charges.service';
+
+const BATCH = 200;
+
+/** What the Pix Automático jobs did in one pass. */
+export interface AutomaticPixSummary {
+  chargesSent: number;
+  chargesSettled: number;
+  retriesAsked: number;
+  authorizationsChanged: number;
+}
+
+/** What a sale opening a Pix Automático subscription asks for. */
+export interface AuthorizationOrder {
+  saleId: number;
+  trialDays: number;
+  cycle: BillingCycle;
+  amountCents: Cents;
+  debtor: { document: string; name: string };
+  object: string;
+}
+
+/**
+ * Subscriptions by Pix Automático (issue 22). The payer authorizes a recurrence once (journey 3: the
+ * QR that pays the first charge authorizes too; journey 2: a QR that only authorizes, the first charge
+ * collected when the trial ends); each renewal is then a recurring charge the PSP collects on its due
+ * date, sent AUTOMATIC_PIX_LEAD_DAYS before it, retried on the PERMITE_3R_7D policy's dates after a
+ * failed attempt. Whatever the PSP reports (a webhook or a poll) is fetched from it and applied here:
+ * the sale through the money pipeline, the subscription by spec 3.2's table. An authorization rejected
+ * or expired falls back to plain PIX (a QR per cycle); one the payer revokes cancels the subscription.
+ * Every provider call is outside any transaction.
+ */
+@Injectable()
+export class AutomaticPixService {
+  private readonly logger = new Logger(AutomaticPixService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(AUTOMATIC_PIX_PROVIDER) private readonly provider: AutomaticPixProvider,
+    private readonly repository: AutomaticPixRepository,
+    private readonly subscriptions: SubscriptionsRepository,
+    private readonly sales: SalesRepository,
+    private readonly pipeline: MoneyPipeline,
+    private readonly pixCharges: PixChargesService,
+    private readonly sellers: SellerService,
+  ) {}
+
+  /**
+   * The recurrence of a sale that opens a Pix Automático subscription, created at the PSP before the
+   * sale is written (its immediate charge, for journey 3, already issued under the sale's txid): the
+   * BR Code the customer reads and what the subscription records.
+   */
+  async openAuthorization(order: AuthorizationOrder, now: Date): Promise<{ journey: AutomaticPixJourney; recurrenceId: string; brCode: string }> {
+    const journey = journeyFor(order.trialDays);
+    const firstDate = journey === 'JOURNEY_2' ? addDays(now, order.trialDays) : addCycle(now, order.cycle);
+    const created = await this.provider.createRecurrence({
+      contract: recurrenceContract(order.saleId),
+      object: order.object.slice(0, 35),
+      debtor: order.debtor,
+      period: AUTOMATIC_PIX_PERIODS[order.cycle] as NonNullable<(typeof AUTOMATIC_PIX_PERIODS)[BillingCycle]>,
+      firstDate: brazilDate(firstDate),
+      endDate: null,
+      amountCents: order.amountCents,
+      journey: journey === 'JOURNEY_3' ? { kind: 'JOURNEY_3', firstChargeTxid: pixTxid(order.saleId) } : { kind: 'JOURNEY_2' },
+    });
+    return { journey, recurrenceId: created.recurrenceId, brCode: created.brCode };
+  }
+
+  /** One pass of the jobs at `now`, for one seller or all: charges sent, open ones and pending authorizations asked about, stopped ones closed at the PSP. */
+  async runDueWork(now: Date, sellerId: number | null): Promise<AutomaticPixSummary> {
+    const summary: AutomaticPixSummary = { chargesSent: 0, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 };
+    for (const id of await this.repository.claimAuthorizationsToCheck(sellerId, BATCH)) {
+      if (await this.syncAuthorization(id, now).catch((error: unknown) => this.failed(error, 'authorization', id))) summary.authorizationsChanged += 1;
+    }
+    summary.chargesSent = await this.sendDue(now, sellerId);
+    for (const charge of await this.repository.claimOpenCharges(sellerId, BATCH)) {
+      const outcome = await this.syncCharge(charge, now).catch((error: unknown) => this.failed(error, 'charge', charge.saleId));
+      if (outcome === 'SETTLED') summary.chargesSettled += 1;
+      if (outcome === 'RETRY_ASKED') summary.retriesAsked += 1;
+    }
+    await this.closeCancelledCharges(sellerId, now);
+    return summary;
+  }
+
+  /**
+   * A subscription the seller stopped: its recurring charges cancelled here are cancelled at the PSP (a
+   * pause collects nothing), and a cancelled one's authorization is cancelled there. What fails is done
+   * by the next pass of the jobs.
+   */
+  async afterStop(subscriptionId: number, sellerId: number, now: Date): Promise<void> {
+    try {
+      await this.closeCancelledCharges(sellerId, now);
+      await this.syncAuthorization(subscriptionId, now);
+    } catch (error) {
+      this.failed(error, 'closing of a stopped subscription at the PSP', subscriptionId);
+    }
+  }
+
+  /** The sales of `saleIds` whose recurring charge is open, asked about now (a webhook or the sandbox's payer). */
+  async syncCharges(saleIds: number[], now: Date): Promise<void> {
+    for (const charge of await this.repository.charges(saleIds)) {
+      if (charge.sentAt && charge.status === 'PENDENTE') await this.syncCharge(charge, now);
+    }
+  }
+
+  /**
+   * The authorization of a subscription as the PSP has it, applied: AUTHORIZED (a journey-2 trial starts,
+   * its first charge scheduled for the trial's end); REJECTED or EXPIRED (plain PIX from now on: a
+   * journey-2 first charge gets a QR); CANCELLED by the payer (the subscription is cancelled, with its
+   * postback). A subscription stopped here has its authorization cancelled at the PSP. Whether it changed.
+   */
+  async syncAuthorization(subscriptionId: number, now: Date): Promise<boolean> {
+    const [subscription] = await this.subscriptions.findByIds([subscriptionId]);
+    if (!subscription?.automaticPixRecurrenceId || !subscription.automaticPixStatus) return false;
+    const recurrenceId = subscription.automaticPixRecurrenceId;
+    if (subscription.automaticPixStatus === 'AUTHORIZED' && isFinalSubscriptionStatus(subscription.status)) {
+      await this.provider.cancelRecurrence(recurrenceId);
+      await this.dataSource.transaction((manager) =>
+        this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, manager),
+      );
+      return true;
+    }
+    const state = await this.provider.findRecurrence(recurrenceId);
+    const outcome = state ? authorizationOutcome(state.status) : null;
+    if (!state || outcome === null || outcome === subscription.automaticPixStatus) return false;
+    // A journey-2 first charge with no authorization becomes a plain PIX sale: its QR issued before the transaction.
+    const opening = subscription.status === 'PENDING' ? await this.repository.openingSale(subscriptionId, this.dataSource.manager) : null;
+    const fallbackPix =
+      (outcome === 'REJECTED' || outcome === 'EXPIRED') && subscription.automaticPixJourney === 'JOURNEY_2' && opening !== null
+        ? await this.pixCharges.issue(
+            opening,
+            {
+              amountCents: subscription.amountCents,
+              expiresAt: null,
+              receiverKey: null,
+              profile: await this.sellers.salesProfile(subscription.sellerId),
+              payer: { name: subscription.customerName, documentType: subscription.customerDocument?.length === 14 ? 'CNPJ' : 'CPF', documentNumber: subscription.customerDocument },
+              description: subscription.productName,
+            },
+            now,
+          )
+        : null;
+    await this.dataSource.transaction(async (manager) => {
+      const [locked] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
+      if (!locked || locked.automaticPixStatus !== subscription.automaticPixStatus) return;
+      if (outcome === 'AUTHORIZED') {
+        await this.repository.saveAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, manager);
+        if (locked.status === 'PENDING' && locked.automaticPixJourney === 'JOURNEY_2' && opening !== null) {
+          // The trial starts with the authorization; the first charge is collected when it ends.
+          const trialEndsAt = addDays(now, locked.trialDays);
+          const dates = automaticChargeDates(trialEndsAt);
+          await this.repository.scheduleFirstCharge(opening, dates.dueDate, dates.expiresAt, manager);
+          await this.pipeline.commit(
+            manager,
+            {
+              subscriptions: [
+                {
+                  subscription: locked,
+                  event: 'FIRST_PAYMENT_CONFIRMED_WITH_TRIAL',
+                  changes: { startedAt: now, trialEndsAt, periodDueAt: trialEndsAt, awaitingPaymentSince: trialEndsAt, nextBillingDate: addCycle(trialEndsAt, locked.billingCycle) },
+                },
+              ],
+            },
+            now,
+          );
+        }
+        return;
+      }
+      await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, manager);
+      if (fallbackPix && opening !== null) {
+        await this.repository.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, pixProvider: fallbackPix.pixProvider as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
+      }
+      const byPayer = state.cancelledBy === 'USUARIO_PAGADOR' || state.cancelledBy === 'PSP_PAGADOR';
+      if (outcome === 'CANCELLED' && byPayer && !isFinalSubscriptionStatus(locked.status)) {
+        await this.pipeline.commit(manager, { subscriptions: [{ subscription: locked, event: 'CANCEL', changes: cancelledColumns(now, 'Pix Automático authorization revoked by the payer') }] }, now);
+      }
+    });
+    return true;
+  }
+
+  /**
+   * Sends the recurring charges due within the lead (each once; the PSP answers a repeated txid with
+   * the charge it has). One whose authorization no longer holds, or sent too late for the BCB's window,
+   * becomes a plain PIX sale with its QR: the customer pays it by hand, as a PIX renewal.
+   */
+  async sendDue(now: Date, sellerId: number | null): Promise<number> {
+    let sent = 0;
+    for (const charge of await this.repository.chargesToSend(brazilDate(addDays(now, AUTOMATIC_PIX_LEAD_DAYS)), sellerId, BATCH)) {
+      try {
+        if (charge.authorization === 'AUTHORIZED' && charge.recurrenceId && canStillSend(charge.dueDate, now)) {
+          const [sale] = await this.sales.findByIdsForUpdate([charge.saleId], this.dataSource.manager);
+          await this.provider.createRecurringCharge({
+            txid: recurringChargeTxid(charge.saleId),
+            recurrenceId: charge.recurrenceId,
+            dueDate: charge.dueDate,
+            amountCents: sale.amountCents,
+            description: `Renewal of subscription ${charge.subscriptionId}`,
+          });
+          await this.repository.markSent(charge.saleId, now);
+          sent += 1;
+        } else if (charge.authorization !== 'PENDING') {
+          await this.fallBackToQr(charge, now);
+        }
+      } catch (error) {
+        this.failed(error, 'sending of the charge', charge.saleId);
+      }
+    }
+    return sent;
+  }
+
+  /**
+   * A sent charge as the PSP has it, applied: paid → the sale PAGO (the subscription's renewal confirmed);
+   * an attempt failed with no other open → the next retry of the policy asked; the charge ended unpaid →
+   * the sale is left to lapse at its expiry (the subscription is PAST_DUE from the day after its due
+   * date and ends with the grace period, as plain PIX renewals do).
+   */
+  private async syncCharge(charge: AutomaticCharge, now: Date): Promise<'SETTLED' | 'RETRY_ASKED' | null> {
+    const state = await this.provider.findRecurringCharge(recurringChargeTxid(charge.saleId));
+    if (!state) return null;
+    if (state.status === 'CONCLUIDA' && state.paid) {
+      const paid = state.paid;
+      const moved = await this.dataSource.transaction(async (manager) => {
+        const [sale] = await this.sales.findByIdsForUpdate([charge.saleId], manager);
+        if (sale?.status !== 'PENDENTE') return false;
+        await this.pipeline.commit(manager, { sales: [{ sale, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: paid.endToEndId } }] }, now);
+        return true;
+      });
+      return moved ? 'SETTLED' : null;
+    }
+    const open = state.attempts.some((attempt) => attempt.status === 'SOLICITADA' || attempt.status === 'AGENDADA');
+    if (state.status !== 'ATIVA' || open || state.attempts.length === 0) return null;
+    const date = nextRetryDate(charge.dueDate, charge.retries, now);
+    if (date === null) return null;
+    await this.provider.requestRetry(state.txid, date);
+    await this.repository.markRetryAsked(charge.saleId, charge.retries + 1);
+    return 'RETRY_ASKED';
+  }
+
+  /** Recurring charges of sales cancelled here (their subscription stopped): cancelled at the PSP, so nothing more is collected. */
+  private async closeCancelledCharges(sellerId: number | null, now: Date): Promise<void> {
+    for (const charge of await this.repository.chargesToCancel(sellerId, BATCH)) {
+      try {
+        await this.provider.cancelRecurringCharge(recurringChargeTxid(charge.saleId));
+        await this.repository.markChargeClosed(charge.saleId, now);
+      } catch (error) {
+        this.failed(error, 'cancellation of the charge', charge.saleId);
+      }
+    }
+  }
+
+  private async fallBackToQr(charge: AutomaticCharge, now: Date): Promise<void> {
+    const [subscription] = await this.subscriptions.findByIds([charge.subscriptionId]);
+    const [sale] = await this.sales.findByIdsForUpdate([charge.saleId], this.dataSource.manager);
+    const pix = await this.pixCharges.issue(
+      charge.saleId,
+      {
+        amountCents: sale.amountCents,
+        expiresAt: sale.expiresAt,
+        receiverKey: null,
+        profile: await this.sellers.salesProfile(charge.sellerId),
+        payer: { name: subscription.customerName, documentType: subscription.customerDocument?.length === 14 ? 'CNPJ' : 'CPF', documentNumber: subscription.customerDocument },
+        description: subscription.productName,
+      },
+      now,
+    );
+    await this.dataSource.transaction((manager) =>
+      this.repository.becomePlainPix(
+        charge.saleId,
+        { pixCode: pix.pixCode as string, pixReceiverKey: pix.pixReceiverKey as string, pixProvider: pix.pixProvider as string, externalTransactionId: pix.externalTransactionId as string, expiresAt: pix.expiresAt },
+        manager,
+      ),
+    );
+  }
+
+  private failed(error: unknown, what: string, id: number): null {
+    this.logger.warn({ err: error, id }, `Pix Automático: the ${what} failed; retried on the next pass`);
+    return null;
+  }
+}
+
+function endReason(state: RecurrenceState): string {
+  switch (state.status) {
+    case 'REJEITADA':
+      return `Rejected by the payer${state.code ? ` (${state.code})` : ''}`;
+    case 'EXPIRADA':
+      return 'Not authorized in time';
+    default: {
+      const who = state.cancelledBy === 'USUARIO_PAGADOR' || state.cancelledBy === 'PSP_PAGADOR' ? 'the payer' : state.cancelledBy === 'PSP_RECEBEDOR' ? 'the PSP' : 'the seller';
+      return `Cancelled by ${who}${state.code ? ` (${state.code})` : ''}`;
+    }
+  }
+}
