@@ -25,6 +25,7 @@ export class AddAutomaticPix1795490000000 implements MigrationInterface {
         ADD COLUMN automatic_pix_checked_at timestamptz,
         ADD CONSTRAINT subscriptions_automatic_pix_journey CHECK ((automatic_pix_status IS NULL) = (automatic_pix_journey IS NULL))`);
     await queryRunner.query(`CREATE INDEX subscriptions_automatic_pix_pending_idx ON subscriptions (id) WHERE automatic_pix_status = 'PENDING'`);
+    await queryRunner.query(`CREATE INDEX subscriptions_automatic_pix_authorized_idx ON subscriptions (id) WHERE automatic_pix_status = 'AUTHORIZED'`);
     await queryRunner.query(
       `CREATE INDEX subscriptions_automatic_pix_renewal_idx ON subscriptions (next_billing_date)
         WHERE automatic_pix_status = 'AUTHORIZED' AND status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NULL`,
@@ -71,6 +72,7 @@ export class AddAutomaticPix1795490000000 implements MigrationInterface {
     await queryRunner.query(`DROP INDEX sales_automatic_pix_open_idx`);
     await queryRunner.query(`ALTER TABLE sales DROP COLUMN automatic_pix_due_date, DROP COLUMN automatic_pix_sent_at, DROP COLUMN automatic_pix_retries, DROP COLUMN automatic_pix_checked_at`);
     await queryRunner.query(`DROP INDEX subscriptions_automatic_pix_renewal_idx`);
+    await queryRunner.query(`DROP INDEX subscriptions_automatic_pix_authorized_idx`);
     await queryRunner.query(`DROP INDEX subscriptions_automatic_pix_pending_idx`);
     await queryRunner.query(`
       ALTER TABLE subscriptions

@@ -64,8 +64,13 @@ export class AppConfig {
   }
   /** The path the PSP posts its notifications to (API_PIX_WEBHOOK_URL's path, then /pix), or null with the sandbox. */
   get apiPixWebhookPath(): string | null {
+    return this.apiPixWebhookPaths?.pix ?? null;
+  }
+  /** The paths the PSP calls under API_PIX_WEBHOOK_URL: received Pix, and Pix Automático's recurrences and recurring charges. */
+  get apiPixWebhookPaths(): { pix: string; rec: string; cobr: string } | null {
     if (this.pixProvider !== 'api-pix') return null;
-    return `${new URL(this.apiPix.webhookUrl).pathname.replace(/\/+$/, '')}/pix`;
+    const base = new URL(this.apiPix.webhookUrl).pathname.replace(/\/+$/, '');
+    return { pix: `${base}/pix`, rec: `${base}/rec`, cobr: `${base}/cobr` };
   }
   get isSandbox(): boolean {
     return this.paymentProvider === 'sandbox';

@@ -7,6 +7,8 @@ import { Lease } from '../database/leases';
 /** How often an open recurring charge, or an authorization still waiting for the payer, is asked about (the webhook is the fast path). */
 const CHARGE_POLL = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '1 minute' });
 const AUTHORIZATION_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 minute' });
+/** An authorized recurrence is asked about hourly: the net under the webhook for a payer who revokes it in their bank. */
+const AUTHORIZED_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 hour' });
 
 /** A renewal collected by Pix Automático, as the jobs read it. */
 export interface AutomaticCharge {
@@ -103,9 +105,13 @@ export class AutomaticPixRepository {
     await manager.query(`UPDATE sales SET automatic_pix_due_date = $2, expires_at = $3 WHERE id = $1 AND status = 'PENDENTE'`, [saleId, dueDate, expiresAt]);
   }
 
-  /** Subscriptions whose authorization waits for the payer (leased for a minute), and those stopped here whose authorization is still live at the PSP. */
+  /**
+   * Subscriptions whose authorization is to be asked about, each leased: those waiting for the payer and
+   * those stopped here whose authorization is still live at the PSP (a minute), and the authorized ones
+   * (an hour).
+   */
   async claimAuthorizationsToCheck(sellerId: number | null, limit: number): Promise<number[]> {
-    const rows = await AUTHORIZATION_POLL.claim(
+    const pending = await AUTHORIZATION_POLL.claim(
       this.dataSource,
       `SELECT id FROM subscriptions
         WHERE (automatic_pix_status = 'PENDING' OR (automatic_pix_status = 'AUTHORIZED' AND status IN ('CANCELLED', 'EXPIRED')))
@@ -113,7 +119,14 @@ export class AutomaticPixRepository {
         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [sellerId, limit],
     );
-    return rows.map((row) => row.id);
+    const authorized = await AUTHORIZED_POLL.claim(
+      this.dataSource,
+      `SELECT id FROM subscriptions
+        WHERE automatic_pix_status = 'AUTHORIZED' AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND ${AUTHORIZED_POLL.free()}
+        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [sellerId, limit],
+    );
+    return [...new Set([...pending, ...authorized].map((row) => row.id))];
   }
 
   /** The authorization's new state, in the caller's transaction. */

@@ -121,6 +121,11 @@ export class AutomaticPixService {
     }
   }
 
+  /** The subscriptions of these recurrences (the PSP's webhook), their authorizations asked about now. */
+  async syncRecurrences(recurrenceIds: string[], now: Date): Promise<void> {
+    for (const id of await this.repository.subscriptionsOfRecurrences(recurrenceIds)) await this.syncAuthorization(id, now);
+  }
+
   /** The sales of `saleIds` whose recurring charge is open, asked about now (a webhook or the sandbox's payer). */
   async syncCharges(saleIds: number[], now: Date): Promise<void> {
     for (const charge of await this.repository.charges(saleIds)) {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { notifiedEndToEndIds } from './pix-webhook.middleware';
+import { notifiedAutomaticIds, notifiedEndToEndIds } from './pix-webhook.middleware';
 
 const e2eId = 'E12345678202611251200abcdefghijk';
 
@@ -25,5 +25,16 @@ describe('notifiedEndToEndIds (the PSP notification body)', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('notifiedAutomaticIds (Pix Automático callbacks)', () => {
+  it('keeps the idRec of /rec and the txid of /cobr, and refuses anything else', () => {
+    expect(notifiedAutomaticIds('rec', { recs: [{ idRec: 'RR1234567820240115abcdefghijk', status: 'APROVADA' }] })).toEqual(['RR1234567820240115abcdefghijk']);
+    expect(notifiedAutomaticIds('cobr', { cobsr: [{ txid: 'GWREC000000000000000000042', idRec: 'x' }] })).toEqual(['GWREC000000000000000000042']);
+    expect(notifiedAutomaticIds('rec', { cobsr: [] })).toBeNull();
+    expect(notifiedAutomaticIds('cobr', { cobsr: [{ txid: 'short' }] })).toBeNull();
+    expect(notifiedAutomaticIds('rec', { recs: [{ idRec: "RR' OR 1=1 --aaaaaaaaaaaaaaaaa" }] })).toBeNull();
+    fc.assert(fc.property(fc.anything(), (body) => { const ids = notifiedAutomaticIds('rec', body); return ids === null || ids.every((id) => /^[a-zA-Z0-9]{29}$/.test(id)); }));
   });
 });

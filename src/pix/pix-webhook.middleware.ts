@@ -1,5 +1,7 @@
 import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
 import { NextFunction, Request, Response } from 'express';
+import { AutomaticPixService } from '../payments/automatic-pix.service';
+import { saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
 import { PixInboxWorker } from './pix.scheduler';
 import { PixReceiptsService } from './pix-receipts.service';
 
@@ -14,6 +16,24 @@ export function notifiedEndToEndIds(body: unknown): string[] | null {
   if (pix.length > MAX_PIX_PER_NOTIFICATION) return null;
   const ids = pix.map((item) => (typeof item === 'object' && item !== null ? (item as { endToEndId?: unknown }).endToEndId : undefined));
   return ids.every((id): id is string => typeof id === 'string' && END_TO_END_ID.test(id)) ? ids : null;
+}
+
+const RECURRENCE_ID = /^[a-zA-Z0-9]{29}$/;
+const RECURRING_TXID = /^[a-zA-Z0-9]{26,35}$/;
+
+/**
+ * The ids a Pix Automático notification names: `{recs: [{idRec, …}]}` (POST <path>/rec) or
+ * `{cobsr: [{txid, …}]}` (POST <path>/cobr), the BCB's callbacks; null when the body is not one.
+ */
+export function notifiedAutomaticIds(kind: 'rec' | 'cobr', body: unknown): string[] | null {
+  const list = kind === 'rec' ? 'recs' : 'cobsr';
+  const key = kind === 'rec' ? 'idRec' : 'txid';
+  const pattern = kind === 'rec' ? RECURRENCE_ID : RECURRING_TXID;
+  if (typeof body !== 'object' || body === null || !Array.isArray((body as Record<string, unknown>)[list])) return null;
+  const items = (body as Record<string, unknown[]>)[list];
+  if (items.length > MAX_PIX_PER_NOTIFICATION) return null;
+  const ids = items.map((item) => (typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[key] : undefined));
+  return ids.every((id): id is string => typeof id === 'string' && pattern.test(id)) ? ids : null;
 }
 
 /**
@@ -31,10 +51,13 @@ export class PixWebhookMiddleware implements NestMiddleware {
   constructor(
     private readonly receipts: PixReceiptsService,
     private readonly worker: PixInboxWorker,
+    private readonly automaticPix: AutomaticPixService,
   ) {}
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
     if (request.method !== 'POST') return next();
+    const automatic = /\/(rec|cobr)\/?$/.exec(request.path)?.[1] as 'rec' | 'cobr' | undefined;
+    if (automatic) return this.automaticNotification(automatic, request, response);
     const ids = notifiedEndToEndIds(request.body);
     if (ids === null) {
       response.status(400).json({ type: 'about:blank', title: 'Not a Pix notification', status: 400, detail: 'Expected {"pix": [{"endToEndId": …}]}' });
@@ -50,5 +73,30 @@ export class PixWebhookMiddleware implements NestMiddleware {
     }
     response.status(200).json({});
     this.worker.kick();
+  }
+
+  /**
+   * POST <path>/rec and <path>/cobr (Pix Automático): the recurrences and recurring charges named are
+   * asked about at the PSP and applied as it reports them; the body is never trusted. Answered 200 at
+   * once: the jobs poll what a lost notification would have told (pending authorizations and open
+   * charges every minute, authorized recurrences every hour).
+   */
+  private async automaticNotification(kind: 'rec' | 'cobr', request: Request, response: Response): Promise<void> {
+    const ids = notifiedAutomaticIds(kind, request.body);
+    if (ids === null) {
+      const shape = kind === 'rec' ? '{"recs": [{"idRec": …}]}' : '{"cobsr": [{"txid": …}]}';
+      response.status(400).json({ type: 'about:blank', title: 'Not a Pix Automático notification', status: 400, detail: `Expected ${shape}` });
+      return;
+    }
+    response.status(200).json({});
+    const now = new Date();
+    const work =
+      kind === 'rec'
+        ? this.automaticPix.syncRecurrences(ids, now)
+        : this.automaticPix.syncCharges(
+            ids.map(saleIdOfRecurringTxid).filter((id): id is number => id !== null),
+            now,
+          );
+    await work.catch((error: unknown) => this.logger.warn({ err: error, kind }, 'A Pix Automático notification could not be applied now; the jobs poll it'));
   }
 }

@@ -26,7 +26,7 @@ export class PixModule implements NestModule {
   constructor(private readonly config: AppConfig) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    const path = this.config.apiPixWebhookPath;
-    if (path) consumer.apply(PixWebhookMiddleware).forRoutes({ path, method: RequestMethod.POST });
+    const paths = this.config.apiPixWebhookPaths;
+    if (paths) consumer.apply(PixWebhookMiddleware).forRoutes(...Object.values(paths).map((path) => ({ path, method: RequestMethod.POST })));
   }
 }

@@ -91,4 +91,47 @@ describe('Subscription billing with two instances on one database (issue 9)', ()
     );
     expect(again.map((r) => r.subscriptions.renewals)).toEqual([0, 0]);
   }, 180_000);
+  it('collects each Pix Automático period once when both instances send and settle the renewals together (issue 22)', async () => {
+    const automaticSeller = await createSeller(t);
+    const count = 40;
+    const ids: number[] = [];
+    for (let n = 0; n < count; n += 1) {
+      const created = await t.http
+        .post('/api/sales')
+        .set(automaticSeller.headers)
+        .send({ amount: 1990, paymentMethod: 'PIX', customer, pix: {}, items: [{ title: 'Clube', unitPrice: 1990, quantity: 1, tangible: false }], subscription: { enabled: true, billingCycle: 'MONTHLY', automaticPix: true } })
+        .expect(201);
+      await t.http.post(`/api/sandbox/sales/${created.body.sale.id}/events`).set(automaticSeller.headers).send({ event: 'PAYMENT_CONFIRMED' }).expect(200);
+      ids.push(created.body.sale.subscription.id);
+    }
+    const [{ due }] = await t.db.query(`SELECT max(next_billing_date) AS due FROM subscriptions WHERE seller_id = $1`, [automaticSeller.id]);
+    const both = (at: number) =>
+      Promise.all(
+        instances.map(({ base }) =>
+          fetch(`${base}/api/sandbox/scheduler/run`, {
+            method: 'POST',
+            headers: { ...automaticSeller.headers, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ now: new Date(at).toISOString() }),
+          }).then((response) => response.status),
+        ),
+      );
+    const dueAt = new Date(due).getTime();
+    expect(await both(dueAt - 4 * 86_400_000 + 3_600_000)).toEqual([200, 200]);
+    expect(await both(dueAt + 3_600_000)).toEqual([200, 200]);
+
+    const [renewals] = await t.db.query(
+      `SELECT count(*)::int AS sales, count(DISTINCT subscription_id)::int AS subscriptions, count(*) FILTER (WHERE status = 'PAGO')::int AS paid
+         FROM sales WHERE seller_id = $1 AND billing_period = 1`,
+      [automaticSeller.id],
+    );
+    expect(renewals).toEqual({ sales: count, subscriptions: count, paid: count });
+    const [charges] = await t.db.query(
+      `SELECT count(*)::int AS charges, count(*) FILTER (WHERE c.status = 'CONCLUIDA')::int AS collected
+         FROM sandbox_recurring_charges c JOIN sales s ON c.txid = 'GWREC' || lpad(s.id::text, 21, '0') WHERE s.seller_id = $1`,
+      [automaticSeller.id],
+    );
+    expect(charges).toEqual({ charges: count, collected: count });
+    const [counters] = await t.db.query(`SELECT count(*)::int AS n FROM subscriptions WHERE id = ANY($1::int[]) AND successful_billings = 2 AND status = 'ACTIVE'`, [ids]);
+    expect(counters.n).toBe(count);
+  }, 120_000);
 });
