@@ -46,6 +46,8 @@ export class AppConfig {
     webhookUrl: string;
     reconcileSeconds: number;
     timeoutMs: number;
+    /** Pix Automático's receiving account (/cobr's recebedor); null: Pix Automático is off under api-pix. */
+    receiverAccount: { conta: string; tipoConta: 'CORRENTE' | 'POUPANCA' | 'PAGAMENTO'; agencia?: string } | null;
   } {
     const env = this.env;
     return {
@@ -60,7 +62,14 @@ export class AppConfig {
       webhookUrl: env.API_PIX_WEBHOOK_URL ?? '',
       reconcileSeconds: env.API_PIX_RECONCILE_SECONDS,
       timeoutMs: env.API_PIX_TIMEOUT_MS,
+      receiverAccount: env.API_PIX_RECEIVER_ACCOUNT
+        ? { conta: env.API_PIX_RECEIVER_ACCOUNT, tipoConta: env.API_PIX_RECEIVER_ACCOUNT_TYPE ?? 'CORRENTE', ...(env.API_PIX_RECEIVER_BRANCH ? { agencia: env.API_PIX_RECEIVER_BRANCH } : {}) }
+        : null,
     };
+  }
+  /** Whether subscriptions can ask for Pix Automático: always in the sandbox; under api-pix once the receiving account is set. */
+  get automaticPixAvailable(): boolean {
+    return this.pixProvider === 'sandbox' || this.apiPix.receiverAccount !== null;
   }
   /** The path the PSP posts its notifications to (API_PIX_WEBHOOK_URL's path, then /pix), or null with the sandbox. */
   get apiPixWebhookPath(): string | null {

@@ -95,6 +95,25 @@ export class EnvironmentVariables {
   @IsString()
   API_PIX_WEBHOOK_URL?: string;
 
+  /**
+   * Pix Automático (optional): the platform's account at the PSP that recurring charges credit
+   * (/cobr's recebedor). Without it, sales asking for subscription.automaticPix are refused under api-pix.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9A-Za-z-]{1,20}$/, { message: 'API_PIX_RECEIVER_ACCOUNT must be the account number at the PSP: 1 to 20 letters, digits or -' })
+  API_PIX_RECEIVER_ACCOUNT?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(['CORRENTE', 'POUPANCA', 'PAGAMENTO'], { message: 'API_PIX_RECEIVER_ACCOUNT_TYPE must be CORRENTE, POUPANCA or PAGAMENTO' })
+  API_PIX_RECEIVER_ACCOUNT_TYPE?: 'CORRENTE' | 'POUPANCA' | 'PAGAMENTO';
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^\d{1,4}$/, { message: 'API_PIX_RECEIVER_BRANCH must be the branch (agência): 1 to 4 digits' })
+  API_PIX_RECEIVER_BRANCH?: string;
+
   /** How often the Pix received at the PSP are compared with the gateway's (a lost notification is applied within it). */
   @Transform(toInteger)
   @IsInt({ message: 'API_PIX_RECONCILE_SECONDS must be a whole number of seconds, 1 to 86400' })

@@ -2,7 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { automaticChargeDates, AutomaticPixJourney, journeyFor } from '../domain/automatic-pix';
+import { AppConfig } from '../config/app-config';
 import { addDays, boletoDueDate } from '../domain/dates';
+import { DomainError } from '../domain/domain-error';
 import { cents } from '../domain/money';
 import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmentsOf, isCardMethod, withoutCardSecrets } from '../domain/sale-request';
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
@@ -59,6 +61,7 @@ export class CheckoutService {
     private readonly pixCharges: PixChargesService,
     private readonly automaticPix: AutomaticPixService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly config: AppConfig,
   ) {}
 
   async create(sellerId: number, request: CreateSaleDto, idempotencyKey: string | undefined): Promise<CreatedSale> {
@@ -68,6 +71,9 @@ export class CheckoutService {
     if (prior) return this.answerPriorUse(prior);
     const profile = await this.sellers.salesProfile(sellerId);
     checkPaymentPermission(request.paymentMethod, profile);
+    if (request.subscription?.automaticPix && !this.config.automaticPixAvailable) {
+      throw new DomainError('FORBIDDEN', 'Pix Automático is not enabled on this gateway (its PSP account, API_PIX_RECEIVER_ACCOUNT, is not set)');
+    }
     if (request.postbackUrl) await this.notifications.assertPostbackUrl(request.postbackUrl);
     return isCardMethod(request.paymentMethod)
       ? this.createCardSale(sellerId, request, profile, idempotent)
