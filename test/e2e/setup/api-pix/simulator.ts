@@ -186,6 +186,14 @@ export class ApiPixSimulator {
   }
 
   /**
+   * The next `count` matching calls are handled, then their connection drops before the answer is written:
+   * the PSP did the work, the client never hears of it (a lost answer).
+   */
+  dropAnswerNext(count: number, options: FaultFilter = {}): void {
+    this.faults.dropNext(count, options);
+  }
+
+  /**
    * The next `count` matching calls wait `ms` before they are handled: a client that gives up sooner
    * leaves the call to finish anyway, as a PSP would (a charge created behind a client's timeout).
    */
@@ -247,6 +255,11 @@ export class ApiPixSimulator {
     const url = new URL(request.url ?? '/', 'https://simulator');
     const call: Call = { method: request.method ?? 'GET', url, headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8') };
     const answer = await this.answer(call).catch((error: Error) => this.crashAnswer(call, error));
+    if (this.faults.takeDrop(call.method, url.pathname)) {
+      this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: 0 });
+      request.socket.destroy();
+      return;
+    }
     this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: answer.status });
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body !== undefined) headers['Content-Type'] = answer.contentType ?? 'application/json';
