@@ -27,7 +27,8 @@ export interface ApiPixAnswer<T> {
 export class PixProviderUnavailableError extends Error {}
 
 /** The scopes of the BCB's security manual for what the adapter does. */
-const SCOPES = 'cob.write cob.read pix.write pix.read webhook.write webhook.read';
+const SCOPES =
+  'cob.write cob.read pix.write pix.read webhook.write webhook.read payloadlocationrec.write payloadlocationrec.read rec.write rec.read cobr.write cobr.read webhookrec.write webhookrec.read webhookcobr.write webhookcobr.read';
 /** A token is renewed this long before the PSP says it expires. */
 const TOKEN_MARGIN_MS = 60_000;
 /** Waits before the second and third tries of a call that failed for a reason that may pass. */

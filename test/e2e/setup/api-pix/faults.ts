@@ -1,5 +1,6 @@
 /**
- * Faults a test plans for the next calls: answers replaced by an error status, answers held back. By default
+ * Faults a test plans for the next calls: answers replaced by an error status, answers held back, answers
+ * lost (the call is handled, then the connection drops before the answer is written). By default
  * they hit API calls (`/v2/…`) only, so a token request the client makes first does not use one up; a
  * `path` pattern can aim at `/oauth/token`.
  */
@@ -25,6 +26,7 @@ const API_PATH = /^\/v2\//;
 export class FaultPlan {
   private readonly failures: PlannedFailure[] = [];
   private readonly delays: PlannedDelay[] = [];
+  private readonly drops: PlannedFault[] = [];
 
   failNext(count: number, status: number, filter: FaultFilter): void {
     if (count > 0) this.failures.push({ remaining: count, status, ...filter });
@@ -32,6 +34,15 @@ export class FaultPlan {
 
   delayNext(count: number, ms: number, filter: FaultFilter): void {
     if (count > 0) this.delays.push({ remaining: count, ms, ...filter });
+  }
+
+  dropNext(count: number, filter: FaultFilter): void {
+    if (count > 0) this.drops.push({ remaining: count, ...filter });
+  }
+
+  /** Whether the answer to a call must be lost, using one planned drop up. */
+  takeDrop(method: string, path: string): boolean {
+    return take(this.drops, method, path) !== null;
   }
 
   /** The status a call must fail with, using one planned failure up; null when none applies. */

@@ -2,8 +2,8 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** The ISPB of the simulated receiving PSP: it stamps every return id (rtrId) it creates. */
-const RECEIVER_ISPB = '99999999';
+/** The ISPB of the simulated receiving PSP: it stamps every return id (rtrId) and recurrence id (idRec) it creates. */
+export const RECEIVER_ISPB = '99999999';
 
 export function randomAlphanumeric(length: number): string {
   return Array.from(randomBytes(length), (byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('');
@@ -23,9 +23,21 @@ function spiId(letter: 'E' | 'D', ispb: string, at: Date): string {
   return `${letter}${ispb}${minute}${randomAlphanumeric(11)}`;
 }
 
-/** A payer's PSP is anyone: a random ISPB each time. */
-export function endToEndId(at: Date): string {
-  return spiId('E', String(randomInt(0, 100_000_000)).padStart(8, '0'), at);
+/** A payer's PSP is anyone (a random ISPB each time) unless `ispb` names it. */
+export function endToEndId(at: Date, ispb: string = randomIspb()): string {
+  return spiId('E', ispb, at);
+}
+
+export function randomIspb(): string {
+  return String(randomInt(0, 100_000_000)).padStart(8, '0');
+}
+
+/**
+ * `R<A><ISPB><yyyyMMdd><11 characters>` (RecId): "R", then "R" when the recurrence allows retries after the
+ * due date or "N" when not, the ISPB of the PSP that made it, its creation date and 11 letters and digits.
+ */
+export function recurrenceId(allowsRetries: boolean, createdOn: string): string {
+  return `R${allowsRetries ? 'R' : 'N'}${RECEIVER_ISPB}${createdOn.replace(/-/g, '')}${randomAlphanumeric(11)}`;
 }
 
 export function returnId(at: Date): string {
@@ -38,6 +50,11 @@ export function returnId(at: Date): string {
  */
 export function location(): string {
   return `pix.example.com/qr/v2/${randomUUID().replace(/-/g, '')}`;
+}
+
+/** The location of a recurrence's payload, as `payloadLocationRecResponse2` writes it. */
+export function recurrenceLocation(): string {
+  return `pix.example.com/qr/v2/rec/${randomUUID().replace(/-/g, '')}`;
 }
 
 export function accessToken(): string {

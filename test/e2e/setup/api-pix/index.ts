@@ -2,9 +2,11 @@
 export { makeCertificates } from './certificates';
 export type { PixCertificates } from './certificates';
 export { ApiPixSimulator } from './simulator';
-export type { ApiPixSimulatorOptions, LoggedRequest, Notify, PayOptions, UnknownPixOptions } from './simulator';
+export type { ApiPixSimulatorOptions, FailOptions, LoggedRequest, Notify, PayOptions, RecurrenceActionOptions, SettleOptions, UnknownPixOptions } from './simulator';
+export type { ChargeWindow, PayerPsp } from './automatic';
 export type { CallbackDelivery } from './callbacks';
 export { validateRequest, validateResponse, validateWebhookBody } from './openapi';
+export type { WebhookKind } from './openapi';
 export type { RequestParts } from './openapi';
 export type { Problema } from './problems';
 export type * from './types';

@@ -19,6 +19,9 @@ import { parse } from 'yaml';
  *   ("pix.example.com/qr/v2/…"): there it may have none.
  * - OpenAPI keywords Ajv does not know (`example`, and `default` values of the wrong type) are ignored
  *   (`strict: false`); `nullable` is Ajv's own; `readOnly` is an annotation.
+ * - Pix Automático (`/locrec`, `/rec`, `/cobr`, their webhooks) has defects of its own that would refuse every
+ *   request and answer, even the document's examples: they are read as the document means them in one
+ *   place, `PIX_AUTOMATICO_ERRATA` below, each with what it fixes.
  */
 const DOCUMENT_FILE = process.env.API_PIX_OPENAPI_FILE ?? resolve(__dirname, '../../../../../shared/reference/bcb-api-pix-2.9.0.openapi.yaml');
 const DOCUMENT_ID = 'bcb-api-pix-2.9.0';
@@ -51,9 +54,13 @@ export function validateResponse(method: string, pathTemplate: string, status: n
   return checkResponse(method, pathTemplate, status, body, contentType).map(violationText);
 }
 
-/** What is wrong with a webhook callback body (`POST {webhookUrl}/pix`, `WebhookPixBody`). */
-export function validateWebhookBody(body: unknown): string[] {
-  const schema = follow(['components', 'requestBodies', 'WebhookPixBody']);
+/** The webhook callbacks: `POST {webhookUrl}/pix`, `/rec` and `/cobr`, and the request body each carries. */
+export type WebhookKind = 'pix' | 'rec' | 'cobr';
+const WEBHOOK_BODIES: Record<WebhookKind, string> = { pix: 'WebhookPixBody', rec: 'WebhookRecBody', cobr: 'WebhookCobRBody' };
+
+/** What is wrong with a webhook callback body (`WebhookPixBody`, `WebhookRecBody` or `WebhookCobRBody`). */
+export function validateWebhookBody(body: unknown, kind: WebhookKind = 'pix'): string[] {
+  const schema = follow(['components', 'requestBodies', WEBHOOK_BODIES[kind]]);
   return schemaViolations('body', [...schema.pointer, 'content', 'application/json', 'schema'], body).map(violationText);
 }
 
@@ -228,6 +235,73 @@ function applyErrata(doc: Json): void {
   const pixConsultados = get(doc, ['components', 'schemas', 'PixConsultados']) as Json;
   pixConsultados.required = (pixConsultados.required as string[]).map((name) => (name === 'cobs' ? 'pix' : name));
   relaxLocations(doc);
+  for (const erratum of PIX_AUTOMATICO_ERRATA) erratum.apply((path) => get(doc, path) as Json);
+}
+
+/**
+ * The Pix Automático defects of the document (release 2.9.0), read as it means them. Nothing else in the
+ * simulator works around them. Each would otherwise refuse what the document itself shows as right.
+ */
+const PIX_AUTOMATICO_ERRATA: Array<{ defect: string; apply(at: (path: string[]) => Json): void }> = [
+  {
+    defect: "RecBase requires `idRec` (not one of its properties: POST /rec has none) and `retentativa` (defined nowhere; the field is politicaRetentativa)",
+    apply: (at) => dropRequired(at(['components', 'schemas', 'RecBase']), ['idRec', 'retentativa']),
+  },
+  {
+    defect: 'RecNotification requires `atualizacao"` (a missing quote in the YAML makes the quote part of the name)',
+    apply: (at) => {
+      const schema = at(['components', 'schemas', 'RecNotification']);
+      schema.required = (schema.required as string[]).map((name) => name.replace(/"$/, ''));
+    },
+  },
+  {
+    defect: 'DadosPagadorRec requires `ispbParticipante` next to `pagador`, where it is not a property: it belongs inside `pagador`',
+    apply: (at) => {
+      const schema = at(['components', 'schemas', 'DadosPagadorRec']);
+      dropRequired(schema, ['ispbParticipante']);
+      ((schema.properties as Json).pagador as Json).required = ['ispbParticipante'];
+    },
+  },
+  {
+    defect: 'PayloadLocationRecGerada requires `tipo`, which it does not define and no example has',
+    apply: (at) => dropRequired(at(['components', 'schemas', 'PayloadLocationRecGerada']), ['tipo']),
+  },
+  {
+    defect: 'POST /locrec declares no request body, though PayloadLocationRecBody ({"tipo":"rec"}) exists for it: either is accepted',
+    apply: (at) => {
+      at(['paths', '/locrec', 'post']).requestBody = {
+        required: false,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/PayloadLocationRecSolicitada' } } },
+      };
+    },
+  },
+  {
+    defect: 'PixAutomatico.valor is a string with an anyOf of object schemas (PixValorOriginal…), which no string satisfies: a money string',
+    apply: (at) => delete ((at(['components', 'schemas', 'PixAutomatico']).properties as Json).valor as Json).anyOf,
+  },
+  {
+    defect:
+      'The `encerramento` of RecEncerramento and CobRAtualizacao is a oneOf of {rejeicao} and {cancelamento} with neither required, so any encerramento matches both branches and fails the oneOf: each branch requires its field',
+    apply: (at) => {
+      for (const owner of [at(['components', 'schemas', 'RecEncerramento']), at(['components', 'schemas', 'CobRAtualizacao'])]) {
+        const branches = ((owner.properties as Json).encerramento as Json).oneOf as Json[];
+        for (const branch of branches) branch.required = Object.keys(branch.properties as Json);
+      }
+    },
+  },
+  {
+    defect: 'RecRevisada.vinculo.devedor is a oneOf of two identical {nome} schemas, which any devedor matches twice: anyOf',
+    apply: (at) => {
+      const revised = (at(['components', 'schemas', 'RecRevisada']).allOf as Json[]).find((part) => (part.properties as Json | undefined)?.vinculo) as Json;
+      const devedor = (((revised.properties as Json).vinculo as Json).properties as Json).devedor as Json;
+      devedor.anyOf = devedor.oneOf;
+      delete devedor.oneOf;
+    },
+  },
+];
+
+function dropRequired(schema: Json, names: string[]): void {
+  schema.required = (schema.required as string[]).filter((name) => !names.includes(name));
 }
 
 /** A `location` property typed `format: uri` gets the format `pix-location` (scheme optional). */

@@ -50,6 +50,45 @@ const TYPES = {
     detail: 'A presente requisição busca criar um webhook sem respeitar o schema ou, ainda, apresenta semântica inválida.',
   },
   WebhookNaoEncontrado: { status: 404, title: 'Webhook não encontrado.', detail: 'O webhook denotado por {chave} não encontra-se estabelecido.' },
+  // Pix Automático.
+  PayloadLocationRecNaoEncontrado: { status: 404, title: 'Location não encontrada.', detail: 'Location não encontrada para o id informado.' },
+  PayloadLocationRecConsultaInvalida: {
+    status: 400,
+    title: 'Consulta inválida.',
+    detail: 'Os parâmetros de consulta à lista de locations não respeitam o schema ou não fazem sentido semanticamente.',
+  },
+  RecNaoEncontrada: { status: 404, title: 'Recorrência não encontrada.', detail: 'Recorrência não encontrada para o idRec informado.' },
+  RecOperacaoInvalida: {
+    status: 400,
+    title: 'Recorrência inválida.',
+    detail: 'A requisição que busca alterar ou criar uma recorrência não respeita o schema ou está semanticamente errada.',
+  },
+  RecConsultaInvalida: {
+    status: 400,
+    title: 'Consulta inválida.',
+    detail: 'Os parâmetros de consulta à lista de recorrências não respeitam o schema ou não fazem sentido semanticamente.',
+  },
+  CobRNaoEncontrado: { status: 404, title: 'Cobrança não encontrada.', detail: 'Cobrança não encontrada para o txid informado.' },
+  CobROperacaoInvalida: {
+    status: 400,
+    title: 'Operação inválida.',
+    detail: 'A requisição que busca alterar ou criar uma cobrança recorrente não respeita o schema ou está semanticamente errada.',
+  },
+  CobRConsultaInvalida: {
+    status: 400,
+    title: 'Consulta inválida.',
+    detail: 'Os parâmetros de consulta à lista de cobranças não respeitam o schema ou não fazem sentido semanticamente.',
+  },
+  WebhookRecOperacaoInvalida: {
+    status: 400,
+    title: 'Webhook inválido.',
+    detail: 'A presente requisição busca criar um webhook sem respeitar o schema ou, ainda, apresenta semântica inválida.',
+  },
+  WebhookCobROperacaoInvalida: {
+    status: 400,
+    title: 'Webhook inválido.',
+    detail: 'A presente requisição busca criar um webhook sem respeitar o schema ou, ainda, apresenta semântica inválida.',
+  },
 } as const;
 
 export type ProblemType = keyof typeof TYPES;

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createDynamicPix, hasError } from 'pix-utils';
 import { reaisToCents } from '../../../../src/domain/money';
+import { Clock } from './clock';
 import { endToEndId, location, returnId } from './ids';
 import { problem } from './problems';
 import { CobCompleta, CobGerada, CobSolicitada, Devolucao, DevolucaoSolicitada, Pix, PixConsultados, RefundOutcome, WebhookCompleto } from './types';
@@ -52,7 +53,11 @@ export class ReceivingPsp {
   private readonly webhooks = new Map<string, WebhookCompleto>();
   private nextLocationId = 1;
 
-  constructor(private readonly receiver: ReceiverIdentity) {}
+  constructor(
+    private readonly receiver: ReceiverIdentity,
+    /** The PSP's time (ApiPixSimulator.setNow): creation, expiry and payment times all read it. */
+    private readonly clock: Clock = new Clock(),
+  ) {}
 
   /**
    * PUT /cob/{txid}. The document refuses a PUT on an existing charge only when it "is not ATIVA and the
@@ -102,7 +107,7 @@ export class ReceivingPsp {
    */
   pay(txid: string, options: { amount?: string; late?: boolean; payer?: Payer; infoPagador?: string }): Pix {
     const record = this.cobRecord(txid);
-    const payable = record.cob.status === 'ATIVA' && !isExpired(record.cob);
+    const payable = record.cob.status === 'ATIVA' && !isExpired(record.cob, this.clock.now());
     if (!payable && !options.late) {
       const state = record.cob.status === 'ATIVA' ? 'expired' : record.cob.status;
       throw new Error(`charge ${txid} is ${state}: a payer's PSP would not pay it (force a late payment to play one)`);
@@ -115,14 +120,17 @@ export class ReceivingPsp {
     return pix;
   }
 
-  /** A Pix arriving to the receiver's key, with any txid or none. */
-  receive(input: { txid?: string; valor: string; payer: Payer; infoPagador?: string }): Pix {
-    const at = new Date();
+  /**
+   * A Pix arriving to the receiver's key, with any txid or none; or, with `account`, to the receiver's account
+   * (a Pix Automático settlement: no key, the end-to-end id of its attempt).
+   */
+  receive(input: { txid?: string; valor: string; payer: Payer; infoPagador?: string; account?: { endToEndId: string } }): Pix {
+    const at = this.clock.now();
     const pix: Pix = {
-      endToEndId: endToEndId(at),
+      endToEndId: input.account?.endToEndId ?? endToEndId(at),
       ...(input.txid ? { txid: input.txid } : {}),
       valor: input.valor,
-      chave: this.receiver.key,
+      ...(input.account ? {} : { chave: this.receiver.key }),
       horario: at.toISOString(),
       ...(input.infoPagador !== undefined ? { infoPagador: input.infoPagador } : {}),
     };
@@ -173,7 +181,7 @@ export class ReceivingPsp {
     if (committed + amountCents(request.valor) > amountCents(record.pix.valor)) {
       throw problem('PixDevolucaoInvalida', 'A presente requisição de devolução, em conjunto com as demais prévias devoluções, excederia o valor do pix originário.');
     }
-    const at = new Date();
+    const at = this.clock.now();
     const refund: Devolucao = {
       id,
       rtrId: returnId(at),
@@ -201,7 +209,7 @@ export class ReceivingPsp {
    * with its settlement time, NAO_REALIZADO with a reason. Returns the Pix that carry them, as they are now.
    */
   settleRefunds(outcome: RefundOutcome, only?: { e2eid: string; id: string }, reason = DEFAULT_REFUSAL_REASON): Pix[] {
-    const settledAt = new Date().toISOString();
+    const settledAt = this.clock.nowIso();
     const touched = new Set<PixRecord>();
     for (const record of this.received.values()) {
       for (const refund of record.pix.devolucoes ?? []) {
@@ -218,7 +226,7 @@ export class ReceivingPsp {
   /** PUT /webhook/{chave}: only the receiver's own key takes a webhook. */
   putWebhook(chave: string, webhookUrl: string): void {
     if (chave !== this.receiver.key) throw problem('WebhookOperacaoInvalida', 'O parâmetro {chave} não corresponde a uma chave DICT pertencente a este usuário recebedor.');
-    this.webhooks.set(chave, { webhookUrl, chave, cnpj: this.receiver.cnpj, criacao: new Date().toISOString() });
+    this.webhooks.set(chave, { webhookUrl, chave, cnpj: this.receiver.cnpj, criacao: this.clock.nowIso() });
   }
 
   getWebhook(chave: string): WebhookCompleto {
@@ -236,7 +244,7 @@ export class ReceivingPsp {
   }
 
   private createCob(txid: string, request: CobSolicitada): CobGerada {
-    const criacao = new Date().toISOString();
+    const criacao = this.clock.nowIso();
     const loc = { id: this.nextLocationId++, txid, location: location(), tipoCob: 'cob' as const, criacao };
     const cob: CobGerada = {
       calendario: { criacao, expiracao: request.calendario?.expiracao ?? DEFAULT_EXPIRATION_SECONDS },
@@ -323,8 +331,8 @@ function merged(request: CobSolicitada, changes: CobSolicitada): CobSolicitada {
   };
 }
 
-function isExpired(cob: CobGerada): boolean {
-  return Date.parse(cob.calendario.criacao) + cob.calendario.expiracao * 1000 <= Date.now();
+function isExpired(cob: CobGerada, now: Date): boolean {
+  return Date.parse(cob.calendario.criacao) + cob.calendario.expiracao * 1000 <= now.getTime();
 }
 
 function isSameRefund(refund: Devolucao, request: DevolucaoSolicitada): boolean {
@@ -360,7 +368,7 @@ function inWindow(horario: string, inicio: string, fim: string): boolean {
 }
 
 /** Amounts are the document's strings ("123.45"); the gateway's one conversion (domain/money.ts) reads them. */
-function amountCents(valor: string): number {
+export function amountCents(valor: string): number {
   const value = reaisToCents(valor);
   if (value === null) throw new Error(`not an amount: ${valor}`);
   return value;
@@ -370,6 +378,6 @@ function amountCents(valor: string): number {
  * A deep copy through JSON (the records are JSON). Not structuredClone: under Jest it returns objects of
  * another realm, whose prototypes make `isDeepStrictEqual` tell a repeated request from the first one.
  */
-function copy<T>(value: T): T {
+export function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }

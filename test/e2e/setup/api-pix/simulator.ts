@@ -4,15 +4,33 @@ import { createServer, Server } from 'node:https';
 import { once } from 'node:events';
 import { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AutomaticPsp, ChargeWindow, DEFAULT_CHARGE_WINDOW, PayerPsp } from './automatic';
 import { CallbackDelivery, PspTls, deliverCallback } from './callbacks';
 import { PixCertificates } from './certificates';
+import { Clock } from './clock';
 import { FaultFilter, FaultPlan } from './faults';
 import { randomTxid } from './ids';
 import { TokenIssuer } from './oauth';
-import { checkProblem, checkRequest, checkResponse, documentScopes, operationScopes, PixViolation, validateWebhookBody, violationText } from './openapi';
+import { checkProblem, checkRequest, checkResponse, documentScopes, operationScopes, PixViolation, validateWebhookBody, violationText, WebhookKind } from './openapi';
 import { generalProblem, PixProblem, problem, ProblemType } from './problems';
 import { ReceivingPsp } from './psp';
-import { CobCompleta, CobSolicitada, Devolucao, DevolucaoSolicitada, Pix, RefundOutcome } from './types';
+import {
+  CobCompleta,
+  CobRCompleta,
+  CobRRejeicaoCodigo,
+  CobRSolicitada,
+  CobSolicitada,
+  DadosBancariosRecebedor,
+  Devolucao,
+  DevolucaoSolicitada,
+  Pix,
+  RecCancelamentoCodigo,
+  RecCompleta,
+  RecRejeicaoCodigo,
+  RecRevisada,
+  RecSolicitada,
+  RefundOutcome,
+} from './types';
 
 export interface ApiPixSimulatorOptions {
   certs: PixCertificates;
@@ -27,6 +45,35 @@ export interface ApiPixSimulatorOptions {
   /** The merchant name and city written in every BR Code. */
   receiverName?: string;
   receiverCity?: string;
+  /** The receiver's account, which every recurring charge must credit (`recebedor`); 0001 / 12345678 CORRENTE when absent. */
+  receiverAccount?: DadosBancariosRecebedor;
+  /** The PSP's "now" at start (see setNow); the wall clock when absent. */
+  now?: Date;
+  /** How many days before its due date a recurring charge may be created; 10 to 2 when absent. */
+  chargeWindow?: ChargeWindow;
+}
+
+/** How the payer settles a recurring charge's attempt, and whether the PSP tells the receiver. */
+export interface SettleOptions {
+  notify?: Notify;
+  /** The payer's message to the receiver, on a paid attempt. */
+  infoPagador?: string;
+}
+
+/**
+ * A failed attempt. The catalog's code for insufficient funds (AM04) is not among the document's codes, and
+ * the document gives no code a meaning; AB10 (a failure at the payer's PSP) is one of those that fail the
+ * attempt only. A code of the document's list that rejects the charge (AC05, AM09, …) rejects it.
+ */
+export interface FailOptions {
+  notify?: Notify;
+  codigo?: CobRRejeicaoCodigo;
+  descricao?: string;
+}
+
+/** The payer's side of a recurrence, for the scenario controls; `notify` says whether /rec is called. */
+export interface RecurrenceActionOptions {
+  notify?: Notify;
 }
 
 /** How often the PSP calls the webhook about one event: 'twice' plays a duplicate notification. */
@@ -115,6 +162,8 @@ export class ApiPixSimulator {
   private constructor(
     private readonly options: ApiPixSimulatorOptions,
     private readonly psp: ReceivingPsp,
+    private readonly automatic: AutomaticPsp,
+    private readonly clock: Clock,
     private readonly tokens: TokenIssuer,
     private readonly tls: PspTls,
   ) {
@@ -123,14 +172,18 @@ export class ApiPixSimulator {
 
   static async start(options: ApiPixSimulatorOptions): Promise<ApiPixSimulator> {
     const [ca, cert, key] = await Promise.all([options.certs.caFile, options.certs.serverCertFile, options.certs.serverKeyFile].map((file) => readFile(file)));
-    const psp = new ReceivingPsp({
+    const receiver = {
       key: options.receiverKey,
       cnpj: options.receiverCnpj ?? '12345678000195',
       name: options.receiverName ?? 'PAYMENT GATEWAY LTDA',
       city: options.receiverCity ?? 'SAO PAULO',
-    });
+    };
+    const clock = new Clock(options.now);
+    const psp = new ReceivingPsp(receiver, clock);
+    const account = options.receiverAccount ?? { agencia: '0001', conta: '12345678', tipoConta: 'CORRENTE' };
+    const automatic = new AutomaticPsp(receiver, account, psp, clock, options.chargeWindow ?? DEFAULT_CHARGE_WINDOW);
     const tokens = new TokenIssuer(options, options.tokenTtlSeconds ?? 3600, documentScopes());
-    const simulator = new ApiPixSimulator(options, psp, tokens, { ca, cert, key });
+    const simulator = new ApiPixSimulator(options, psp, automatic, clock, tokens, { ca, cert, key });
     await simulator.listen({ ca, cert, key });
     return simulator;
   }
@@ -141,12 +194,16 @@ export class ApiPixSimulator {
 
   /**
    * A payer pays charge `txid` (see ReceivingPsp.pay for when it becomes CONCLUIDA), and the webhook of the
-   * receiver's key, if any, is called with the Pix; resolves once each delivery has been answered.
+   * receiver's key, if any, is called with the Pix; resolves once each delivery has been answered. Journey 3:
+   * a charge that becomes CONCLUIDA approves the recurrence CRIADA whose `ativacao.dadosJornada.txid` it is,
+   * and /rec is called too.
    */
   async pay(txid: string, options: PayOptions = {}): Promise<Pix> {
     if (options.amount !== undefined) assertAmount(options.amount);
     const pix = this.psp.pay(txid, { amount: options.amount, late: options.force, payer: { cpf: options.payerCpf }, infoPagador: options.infoPagador });
+    if (this.psp.findCob(txid)?.status === 'CONCLUIDA') this.automatic.approveByPayment(txid);
     await this.notify([pix], options.notify ?? 'once');
+    await this.notifyAutomatic(options.notify ?? 'once');
     return pix;
   }
 
@@ -175,6 +232,104 @@ export class ApiPixSimulator {
     this.autoSettleOutcome = outcome;
   }
 
+  /**
+   * The PSP's "now" becomes `date` (and runs on from it); null goes back to the wall clock. Every date rule
+   * of Pix Automático reads it, as do the times the PSP stamps. Charges ATIVA that the policy no longer lets
+   * retry become EXPIRADA (notified in the background: see whenIdle).
+   */
+  setNow(date: Date | string | null): void {
+    this.clock.set(date === null ? null : new Date(date));
+    this.automatic.sweep();
+    this.track(this.notifyAutomatic('once'));
+  }
+
+  /** The PSP's now, and its date in Brazil (YYYY-MM-DD). */
+  now(): Date {
+    return this.clock.now();
+  }
+
+  today(): string {
+    return this.clock.today();
+  }
+
+  /** How many days before its due date a recurring charge may be created (the rule is 10 to 2). */
+  setChargeWindow(window: ChargeWindow): void {
+    this.automatic.chargeWindow = { ...window };
+  }
+
+  /** The payer approves recurrence `idRec` by reading its QR (journey 2); journey 3 approves through pay(). */
+  async approveRecurrence(idRec: string, options: RecurrenceActionOptions & { payer?: PayerPsp } = {}): Promise<RecCompleta> {
+    const rec = this.automatic.approve(idRec, 'JORNADA_2', options.payer);
+    await this.notifyAutomatic(options.notify ?? 'once');
+    return rec;
+  }
+
+  /** The payer rejects it (AP13 when no code is given). */
+  async rejectRecurrence(idRec: string, options: RecurrenceActionOptions & { codigo?: RecRejeicaoCodigo; descricao?: string } = {}): Promise<RecCompleta> {
+    const rec = this.automatic.reject(idRec, options.codigo ?? 'AP13', options.descricao ?? 'Recorrência rejeitada pelo usuário pagador.');
+    await this.notifyAutomatic(options.notify ?? 'once');
+    return rec;
+  }
+
+  /** It was never approved in time: EXPIRADA. */
+  async expireRecurrence(idRec: string, options: RecurrenceActionOptions = {}): Promise<RecCompleta> {
+    const rec = this.automatic.expire(idRec);
+    await this.notifyAutomatic(options.notify ?? 'once');
+    return rec;
+  }
+
+  /**
+   * The payer revokes the authorization: CANCELADA by USUARIO_PAGADOR with SLDB (the catalog's "requested by
+   * the debtor", counterpart of the receiver's SLCR) unless told otherwise; charges pending under it are
+   * cancelled too.
+   */
+  async revokeRecurrence(
+    idRec: string,
+    options: RecurrenceActionOptions & { solicitante?: 'USUARIO_PAGADOR' | 'PSP_PAGADOR'; codigo?: RecCancelamentoCodigo; descricao?: string } = {},
+  ): Promise<RecCompleta> {
+    const rec = this.automatic.revoke(idRec, options.solicitante ?? 'USUARIO_PAGADOR', options.codigo ?? 'SLDB', options.descricao ?? 'Autorização cancelada pelo usuário pagador.');
+    await this.notifyAutomatic(options.notify ?? 'once');
+    return rec;
+  }
+
+  /**
+   * The current attempt of recurring charge `txid` is paid: CONCLUIDA, its Pix in `pix[]` and in GET /pix.
+   * A charge the payer's PSP had not yet accepted is accepted first.
+   */
+  async payRecurringCharge(txid: string, options: SettleOptions = {}): Promise<Pix> {
+    const pix = this.automatic.pay(txid, options.infoPagador);
+    await this.notifyAutomatic(options.notify ?? 'once');
+    return pix;
+  }
+
+  /** The current attempt fails (insufficient funds by default): see AutomaticPsp.fail for the charge's fate. */
+  async failRecurringCharge(txid: string, options: FailOptions = {}): Promise<CobRCompleta> {
+    const cobr = this.automatic.fail(txid, options.codigo ?? 'AB10', options.descricao ?? 'Saldo insuficiente na conta do usuário pagador.');
+    await this.notifyAutomatic(options.notify ?? 'once');
+    return cobr;
+  }
+
+  rec(idRec: string): RecCompleta | undefined {
+    return this.automatic.findRec(idRec);
+  }
+
+  recs(): RecCompleta[] {
+    return this.automatic.allRecs();
+  }
+
+  cobr(txid: string): CobRCompleta | undefined {
+    return this.automatic.findCobr(txid);
+  }
+
+  cobrs(): CobRCompleta[] {
+    return this.automatic.allCobrs();
+  }
+
+  /** Where /webhookrec and /webhookcobr point, if set. */
+  automaticWebhookUrl(kind: 'rec' | 'cobr'): string | undefined {
+    return this.automatic.webhookUrl(kind);
+  }
+
   /** Every token issued so far is refused from now on (401), as after a PSP's key rotation. */
   expireTokens(): void {
     this.tokens.expireAll();
@@ -186,6 +341,14 @@ export class ApiPixSimulator {
   }
 
   /**
+   * The next `count` matching calls are handled, then their connection drops before the answer is written:
+   * the PSP did the work, the client never hears of it (a lost answer).
+   */
+  dropAnswerNext(count: number, options: FaultFilter = {}): void {
+    this.faults.dropNext(count, options);
+  }
+
+  /**
    * The next `count` matching calls wait `ms` before they are handled: a client that gives up sooner
    * leaves the call to finish anyway, as a PSP would (a charge created behind a client's timeout).
    */
@@ -193,7 +356,7 @@ export class ApiPixSimulator {
     this.faults.delayNext(count, ms, options);
   }
 
-  /** The page size GET /pix uses, and the most a client may ask for: small values force pagination. */
+  /** The page size GET /pix, /rec and /cobr use, and the most a client may ask for: small values force pagination. */
   setPageSize(size: number): void {
     this.psp.pageSize = size;
     this.psp.maxPageSize = size;
@@ -247,6 +410,11 @@ export class ApiPixSimulator {
     const url = new URL(request.url ?? '/', 'https://simulator');
     const call: Call = { method: request.method ?? 'GET', url, headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8') };
     const answer = await this.answer(call).catch((error: Error) => this.crashAnswer(call, error));
+    if (this.faults.takeDrop(call.method, url.pathname)) {
+      this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: 0 });
+      request.socket.destroy();
+      return;
+    }
     this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: answer.status });
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body !== undefined) headers['Content-Type'] = answer.contentType ?? 'application/json';
@@ -337,7 +505,75 @@ export class ApiPixSimulator {
       { method: 'PUT', template: '/webhook/{chave}', invalid: 'WebhookOperacaoInvalida', handle: (c) => this.setWebhook(c) },
       { method: 'GET', template: '/webhook/{chave}', invalid: 'RequisicaoInvalida', handle: (c) => ({ status: 200, body: psp.getWebhook(c.params.chave) }) },
       { method: 'DELETE', template: '/webhook/{chave}', invalid: 'RequisicaoInvalida', handle: (c) => this.deleteWebhook(c) },
+      ...this.automaticOperations(),
     ];
+  }
+
+  /** Pix Automático: locations, recurrences, recurring charges and retries, and their two webhooks. */
+  private automaticOperations(): Route[] {
+    const automatic = this.automatic;
+    /** A change made by a call is notified after the call's answer is written, as from a real PSP. */
+    const thenNotify = <T>(body: T, status: number): Answer => {
+      this.track(sleep(0).then(() => this.notifyAutomatic('once')));
+      return { status, body };
+    };
+    return [
+      { method: 'POST', template: '/locrec', invalid: 'RequisicaoInvalida', handle: () => ({ status: 201, body: automatic.createLocation() }) },
+      { method: 'GET', template: '/locrec/{id}', invalid: 'PayloadLocationRecConsultaInvalida', handle: (c) => ({ status: 200, body: automatic.getLocation(c.params.id) }) },
+      { method: 'POST', template: '/rec', invalid: 'RecOperacaoInvalida', handle: (c) => ({ status: 201, body: automatic.createRec(c.body as RecSolicitada) }) },
+      { method: 'GET', template: '/rec', invalid: 'RecConsultaInvalida', handle: (c) => ({ status: 200, body: automatic.listRecs(c.query) }) },
+      { method: 'GET', template: '/rec/{idRec}', invalid: 'RecConsultaInvalida', handle: (c) => ({ status: 200, body: automatic.getRec(c.params.idRec, c.query.txid) }) },
+      { method: 'PATCH', template: '/rec/{idRec}', invalid: 'RecOperacaoInvalida', handle: (c) => thenNotify(automatic.patchRec(c.params.idRec, (c.body ?? {}) as RecRevisada), 200) },
+      { method: 'PUT', template: '/cobr/{txid}', invalid: 'CobROperacaoInvalida', handle: (c) => this.createCobr(c) },
+      { method: 'GET', template: '/cobr/{txid}', invalid: 'CobRConsultaInvalida', handle: (c) => ({ status: 200, body: automatic.getCobr(c.params.txid) }) },
+      { method: 'PATCH', template: '/cobr/{txid}', invalid: 'CobROperacaoInvalida', handle: (c) => thenNotify(automatic.patchCobr(c.params.txid, c.body as { status?: 'CANCELADA' }), 200) },
+      { method: 'GET', template: '/cobr', invalid: 'CobRConsultaInvalida', handle: (c) => ({ status: 200, body: automatic.listCobrs(c.query) }) },
+      {
+        method: 'POST',
+        template: '/cobr/{txid}/retentativa/{data}',
+        invalid: 'CobROperacaoInvalida',
+        handle: (c) => thenNotify(automatic.retry(c.params.txid, c.params.data), 201),
+      },
+      ...(['rec', 'cobr'] as const).flatMap((kind): Route[] => {
+        const template = kind === 'rec' ? '/webhookrec' : '/webhookcobr';
+        return [
+          {
+            method: 'PUT',
+            template,
+            invalid: kind === 'rec' ? 'WebhookRecOperacaoInvalida' : 'WebhookCobROperacaoInvalida',
+            handle: (c) => {
+              automatic.putWebhook(kind, (c.body as { webhookUrl: string }).webhookUrl);
+              return { status: 200 };
+            },
+          },
+          { method: 'GET', template, invalid: 'RequisicaoInvalida', handle: () => ({ status: 200, body: automatic.getWebhook(kind) }) },
+          {
+            method: 'DELETE',
+            template,
+            invalid: 'RequisicaoInvalida',
+            handle: () => {
+              automatic.deleteWebhook(kind);
+              return { status: 204 };
+            },
+          },
+        ];
+      }),
+    ];
+  }
+
+  /**
+   * PUT /cobr/{txid} answers the charge CRIADA; right after, the payer's PSP accepts its schedule instruction
+   * (ATIVA, the first attempt AGENDADA) and /cobr is called with it.
+   */
+  private createCobr(context: RouteContext): Answer {
+    const cobr = this.automatic.putCobr(context.params.txid, context.body as CobRSolicitada);
+    this.track(
+      sleep(0).then(() => {
+        this.automatic.activate(cobr.txid);
+        return this.notifyAutomatic('once');
+      }),
+    );
+    return { status: 201, body: cobr };
   }
 
   private refund(context: RouteContext): Devolucao {
@@ -366,12 +602,27 @@ export class ApiPixSimulator {
    * Pix with a txid, at `{webhookUrl}/pix` (the URL as registered, "/pix" appended to it verbatim).
    */
   private async notify(pix: Pix[], notify: Notify): Promise<void> {
-    const url = this.psp.webhookUrl(this.options.receiverKey);
     const notified = pix.filter((one) => one.txid !== undefined);
-    if (!url || notified.length === 0) return;
-    const body = { pix: notified };
-    this.violations.push(...validateWebhookBody(body).map((text) => `callback to ${url}/pix: ${text}`));
-    for (let i = 0; i < NOTIFICATIONS[notify]; i += 1) this.callbacks.push(await deliverCallback(`${url}/pix`, body, this.tls));
+    if (notified.length > 0) await this.callback('pix', this.psp.webhookUrl(this.options.receiverKey), { pix: notified }, notify);
+  }
+
+  /**
+   * The recurrences and recurring charges whose status changed since the last call, to /webhookrec's URL +
+   * "/rec" as `{recs}` and /webhookcobr's + "/cobr" as `{cobsr}` (each change in one callback, the PSP may
+   * batch). With `never` the changes are dropped: the receiver learns of them only by asking.
+   */
+  private async notifyAutomatic(notify: Notify): Promise<void> {
+    const { recs, cobsr } = this.automatic.takeChanges();
+    if (recs.length > 0) await this.callback('rec', this.automatic.webhookUrl('rec'), { recs }, notify);
+    if (cobsr.length > 0) await this.callback('cobr', this.automatic.webhookUrl('cobr'), { cobsr }, notify);
+  }
+
+  /** One callback through the shared machinery: checked against the document, then delivered `notify` times. */
+  private async callback(kind: WebhookKind, webhookUrl: string | undefined, body: unknown, notify: Notify): Promise<void> {
+    if (!webhookUrl) return;
+    const url = `${webhookUrl}/${kind}`;
+    this.violations.push(...validateWebhookBody(body, kind).map((text) => `callback to ${url}: ${text}`));
+    for (let i = 0; i < NOTIFICATIONS[notify]; i += 1) this.callbacks.push(await deliverCallback(url, body, this.tls));
   }
 
   private track(work: Promise<unknown>): void {
