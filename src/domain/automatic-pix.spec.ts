@@ -1,5 +1,5 @@
 import { AUTOMATIC_PIX_PERIODS, authorizationOutcome, automaticChargeDates, automaticRenewalSendAt, canStillSend, journeyFor, nextRetryDate } from './automatic-pix';
-import { dueBillingAction } from './subscription-billing';
+import { addCycle, dueBillingAction } from './subscription-billing';
 import { DEFAULT_DUNNING } from './subscription-billing';
 
 const at = (iso: string) => new Date(iso);
@@ -55,5 +55,27 @@ describe('Pix Automático rules', () => {
     expect(dueBillingAction({ ...state, automaticPixStatus: 'REJECTED' }, early, DEFAULT_DUNNING)).toBeNull();
     expect(dueBillingAction({ ...state, automaticPixStatus: null }, early, DEFAULT_DUNNING)).toBeNull();
     expect(dueBillingAction({ ...state, automaticPixStatus: 'AUTHORIZED' }, at('2027-01-16T12:00:00Z'), DEFAULT_DUNNING)).toBeNull();
+  });
+});
+
+describe('calendar cycles of Pix Automático subscriptions', () => {
+  it('steps by calendar months on the Brazilian calendar, to the last day of a shorter month', () => {
+    expect(addCycle(at('2027-01-31T15:00:00Z'), 'MONTHLY', true).toISOString()).toBe('2027-02-28T15:00:00.000Z');
+    expect(addCycle(at('2027-03-01T02:00:00Z'), 'MONTHLY', true).toISOString()).toBe('2027-03-29T02:00:00.000Z'); // 28 Feb, 23:00 in Brasília → 28 Mar, 23:00
+    expect(addCycle(at('2027-11-30T12:00:00Z'), 'QUARTERLY', true).toISOString()).toBe('2028-02-29T12:00:00.000Z');
+    expect(addCycle(at('2028-02-29T12:00:00Z'), 'YEARLY', true).toISOString()).toBe('2029-02-28T12:00:00.000Z');
+    expect(addCycle(at('2027-01-31T15:00:00Z'), 'WEEKLY', true).toISOString()).toBe('2027-02-07T15:00:00.000Z');
+    expect(addCycle(at('2027-01-31T15:00:00Z'), 'MONTHLY').toISOString()).toBe('2027-03-02T15:00:00.000Z');
+  });
+
+  it('never puts two charges in one calendar month over ten years of monthly renewals', () => {
+    let due = at('2027-01-31T15:00:00Z');
+    const months = new Set<string>();
+    for (let n = 0; n < 120; n += 1) {
+      const month = new Date(due.getTime() - 3 * 3_600_000).toISOString().slice(0, 7);
+      expect(months.has(month)).toBe(false);
+      months.add(month);
+      due = addCycle(due, 'MONTHLY', true);
+    }
   });
 });

@@ -16,9 +16,27 @@ export const BILLING_CYCLE_DAYS: Record<BillingCycle, number> = {
   YEARLY: 365,
 };
 
-export function addCycle(from: Date, cycle: BillingCycle): Date {
-  return addDays(from, BILLING_CYCLE_DAYS[cycle]);
+/** Calendar months in each cycle, for subscriptions billed on the BCB's calendar periods (Pix Automático). */
+const CYCLE_MONTHS: Partial<Record<BillingCycle, number>> = { MONTHLY: 1, QUARTERLY: 3, SEMIANNUAL: 6, YEARLY: 12 };
+
+/**
+ * One cycle after `from`: its days (spec 2.4); or, for a Pix Automático subscription (`calendar`), the
+ * same day of the month one, three, six or twelve months later (the last day of a shorter month), since
+ * the BCB takes one recurring charge per calendar period and 30-day steps would put two in one month.
+ */
+export function addCycle(from: Date, cycle: BillingCycle, calendar = false): Date {
+  const months = calendar ? CYCLE_MONTHS[cycle] : undefined;
+  if (months === undefined) return addDays(from, BILLING_CYCLE_DAYS[cycle]);
+  // Counted on the Brazilian calendar (UTC-3) and kept at the same time of day.
+  const local = new Date(from.getTime() - BRAZIL_OFFSET_MS);
+  const year = local.getUTCFullYear();
+  const month = local.getUTCMonth() + months;
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  const moved = Date.UTC(year, month, Math.min(local.getUTCDate(), lastDay), local.getUTCHours(), local.getUTCMinutes(), local.getUTCSeconds(), local.getUTCMilliseconds());
+  return new Date(moved + BRAZIL_OFFSET_MS);
 }
+
+const BRAZIL_OFFSET_MS = 3 * 60 * 60 * 1000;
 
 /** Dunning (platform.md §7): retries of a failed card renewal, days after its billing date, and the grace period. */
 export interface DunningPolicy {

@@ -18,6 +18,8 @@ export interface SubscriptionState {
   successfulBillings: number;
   failedBillings: number;
   refundedBillings: number;
+  /** Set when the subscription asked for Pix Automático: its cycles are calendar periods. */
+  automaticPixJourney?: 'JOURNEY_2' | 'JOURNEY_3' | null;
 }
 
 /** The columns a decision writes (named as the subscription's properties). */
@@ -59,6 +61,11 @@ export interface ChargeSale {
 }
 
 /** Cancelled or paused: nothing of it can be paid (a charge approved now is refunded), and its open charges are cancelled. */
+/** Billed on calendar periods: a subscription that asked for Pix Automático (see addCycle). */
+export function onCalendar(subscription: { automaticPixJourney?: string | null }): boolean {
+  return subscription.automaticPixJourney !== null && subscription.automaticPixJourney !== undefined;
+}
+
 export function isStopped(status: SubscriptionStatus): boolean {
   return status === 'CANCELLED' || status === 'PAUSED';
 }
@@ -104,7 +111,7 @@ export function subscriptionChangeOnCharge(subscription: SubscriptionState, sale
       if (first && subscription.status === 'PENDING') {
         const trialEndsAt = subscription.trialDays > 0 ? addDays(now, subscription.trialDays) : null;
         event = trialEndsAt ? 'FIRST_PAYMENT_CONFIRMED_WITH_TRIAL' : 'FIRST_PAYMENT_CONFIRMED';
-        Object.assign(changes, { startedAt: now, trialEndsAt, periodDueAt: now, nextBillingDate: trialEndsAt ?? addCycle(now, subscription.billingCycle) });
+        Object.assign(changes, { startedAt: now, trialEndsAt, periodDueAt: now, nextBillingDate: trialEndsAt ?? addCycle(now, subscription.billingCycle, onCalendar(subscription)) });
       } else if (!first && sale.billingPeriod === subscription.currentPeriod) {
         if (subscription.status === 'TRIALING' || subscription.status === 'PAST_DUE') event = 'CHARGE_CONFIRMED';
         Object.assign(changes, { pastDueSince: null, nextRetryAt: null, awaitingPaymentSince: null });
@@ -157,9 +164,9 @@ export function subscriptionTransition(status: SubscriptionStatus, event: Subscr
  * the period, or, when the charge comes so late that date has passed too, one cycle after the charge
  * (missed periods are not charged all at once).
  */
-export function nextBillingAfter(dueAt: Date, now: Date, cycle: BillingCycle): Date {
-  const next = addCycle(dueAt, cycle);
-  return next.getTime() > now.getTime() ? next : addCycle(now, cycle);
+export function nextBillingAfter(dueAt: Date, now: Date, cycle: BillingCycle, calendar = false): Date {
+  const next = addCycle(dueAt, cycle, calendar);
+  return next.getTime() > now.getTime() ? next : addCycle(now, cycle, calendar);
 }
 
 /** The subscription's columns once the charge `attempt` of `period` (due at `dueAt`) is written: its period, dates and counters. */
@@ -169,7 +176,7 @@ export function chargeOpenedColumns(current: SubscriptionState, period: number, 
     periodDueAt: dueAt,
     periodAttempts: attempt + 1,
     nextRetryAt: null,
-    nextBillingDate: attempt === 0 ? nextBillingAfter(dueAt, now, current.billingCycle) : current.nextBillingDate,
+    nextBillingDate: attempt === 0 ? nextBillingAfter(dueAt, now, current.billingCycle, onCalendar(current)) : current.nextBillingDate,
     awaitingPaymentSince: current.paymentMethod === 'PIX' ? dueAt : null,
     totalBillings: current.totalBillings + 1,
     lastPaymentStatus: 'PENDENTE',

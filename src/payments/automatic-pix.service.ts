@@ -77,7 +77,7 @@ export class AutomaticPixService {
    */
   async openAuthorization(order: AuthorizationOrder, now: Date): Promise<{ journey: AutomaticPixJourney; recurrenceId: string; brCode: string }> {
     const journey = journeyFor(order.trialDays);
-    const firstDate = journey === 'JOURNEY_2' ? addDays(now, order.trialDays) : addCycle(now, order.cycle);
+    const firstDate = journey === 'JOURNEY_2' ? addDays(now, order.trialDays) : addCycle(now, order.cycle, true);
     const created = await this.provider.createRecurrence({
       contract: recurrenceContract(order.saleId),
       object: order.object.slice(0, 35),
@@ -187,7 +187,7 @@ export class AutomaticPixService {
                 {
                   subscription: locked,
                   event: 'FIRST_PAYMENT_CONFIRMED_WITH_TRIAL',
-                  changes: { startedAt: now, trialEndsAt, periodDueAt: trialEndsAt, awaitingPaymentSince: trialEndsAt, nextBillingDate: addCycle(trialEndsAt, locked.billingCycle) },
+                  changes: { startedAt: now, trialEndsAt, periodDueAt: trialEndsAt, awaitingPaymentSince: trialEndsAt, nextBillingDate: addCycle(trialEndsAt, locked.billingCycle, true) },
                 },
               ],
             },

@@ -16,6 +16,7 @@ import { SalesRepository } from '../sales/sales.repository';
 import { SalesProfile, SellerService } from '../seller/seller.service';
 import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
+import { AutomaticPixService } from './automatic-pix.service';
 import { ChargeOutcome, ChargesService } from './charges.service';
 import { PaymentDocument } from './checkout.service';
 import { MoneyPipeline } from './money-pipeline';
@@ -86,6 +87,7 @@ export class BillingService {
     private readonly sellers: SellerService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly pixCharges: PixChargesService,
+    private readonly automaticPix: AutomaticPixService,
     config: AppConfig,
   ) {
     this.dunning = { ...DEFAULT_DUNNING, ...config.subscriptionDunning };
@@ -204,6 +206,10 @@ export class BillingService {
     const acted = due.filter(({ subscription }) => done.has(subscription.id));
     const stopped = acted.filter(({ action }) => action.kind !== 'PIX_OVERDUE').map(({ subscription }) => subscription.id);
     await this.charges.settleChargesOfStopped(stopped, now);
+    // Pix Automático: the recurrence of a subscription the job ended is cancelled at the PSP.
+    for (const { subscription } of acted.filter(({ subscription, action }) => subscription.automaticPixStatus && action.kind !== 'PIX_OVERDUE')) {
+      await this.automaticPix.afterStop(subscription.id, subscription.sellerId, new Date());
+    }
     return acted;
   }
 

@@ -267,7 +267,7 @@ export class CheckoutService {
         postbackUrl: sale.postbackUrl ?? null,
         trialDays: request.subscription.trialDays ?? 0,
         // platform.md §7: creation + the cycle while PENDING, recomputed from the first confirmed payment.
-        nextBillingDate: addCycle(now, cycle),
+        nextBillingDate: addCycle(now, cycle, authorization !== null),
         currentPeriod: 0,
         periodDueAt: now,
         periodAttempts: 1,

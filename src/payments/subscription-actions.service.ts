@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../domain/domain-error';
 import { addCycle } from '../domain/subscription-billing';
-import { cancelledColumns, isStopped, SubscriptionColumns } from '../domain/subscription-outcome';
+import { cancelledColumns, isStopped, onCalendar, SubscriptionColumns } from '../domain/subscription-outcome';
 import { canMove, SubscriptionEvent } from '../domain/subscription-status';
 import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
 import { assertOwnedSubscription } from '../subscriptions/subscriptions.service';
@@ -44,7 +44,7 @@ export class SubscriptionActionsService {
   /** Spec 4.10: PAUSED only; the next billing date is recomputed from the resume date (resume + one cycle). */
   async resume(sellerId: number, id: number, now = new Date()): Promise<{ id: number; status: string; nextBillingDate: string; resumedAt: string }> {
     // A trial paused and resumed before its end still bills at its end; otherwise one cycle after the resume.
-    const nextBilling = (s: SubscriptionEntity) => (s.trialEndsAt && s.trialEndsAt.getTime() > now.getTime() ? s.trialEndsAt : addCycle(now, s.billingCycle));
+    const nextBilling = (s: SubscriptionEntity) => (s.trialEndsAt && s.trialEndsAt.getTime() > now.getTime() ? s.trialEndsAt : addCycle(now, s.billingCycle, onCalendar(s)));
     const moved = await this.move(sellerId, id, 'RESUME', () => 'INVALID_STATUS', (s) => ({ resumedAt: now, nextBillingDate: nextBilling(s) }), now);
     return { id: moved.id, status: moved.status, nextBillingDate: (moved.nextBillingDate as Date).toISOString(), resumedAt: now.toISOString() };
   }

@@ -5,6 +5,8 @@ import { ApiPixProvider } from '../providers/api-pix/api-pix.provider';
 import { PIX_PROVIDER, PixProvider } from '../providers/pix-provider.port';
 import { PixReceiptsService } from './pix-receipts.service';
 import { PixReconciliationService, ReconciliationPass } from './pix-reconciliation.service';
+import { ApiPixAutomaticProvider } from '../providers/api-pix/api-pix-automatic.provider';
+import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider } from '../providers/automatic-pix.port';
 
 /** How often the inbox is looked at when no notification kicked it (a retry due, another instance's). */
 const INBOX_POLL_MS = 2000;
@@ -52,6 +54,7 @@ export class PixScheduler implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly reconciliation: PixReconciliationService,
     private readonly inbox: PixInboxWorker,
     @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
+    @Inject(AUTOMATIC_PIX_PROVIDER) private readonly automaticProvider: AutomaticPixProvider,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -71,7 +74,9 @@ export class PixScheduler implements OnApplicationBootstrap, OnApplicationShutdo
     while (!this.stopped) {
       try {
         await provider.registerWebhook(webhookUrl);
-        this.logger.log({ path: this.config.apiPixWebhookPath }, 'Webhook registered with the PSP');
+        // Pix Automático's recurrences and recurring charges notify <webhookUrl>/rec and /cobr.
+        if (this.automaticProvider instanceof ApiPixAutomaticProvider) await this.automaticProvider.registerWebhooks(webhookUrl);
+        this.logger.log({ paths: this.config.apiPixWebhookPaths }, 'Webhooks registered with the PSP');
         return;
       } catch (error) {
         this.logger.error({ err: error }, 'Could not register the webhook with the PSP; trying again (reconciliation applies payments meanwhile)');

@@ -28,7 +28,7 @@ export interface RecurrenceRequest {
   firstDate: string;
   /** The last date charges may fall on, YYYY-MM-DD (calendario.dataFinal); null for until cancelled. */
   endDate: string | null;
-  /** The fixed amount of every charge (valor.valorRec): the most the payer authorizes. */
+  /** The fixed amount of every charge (valor.valorRec): a charge of any other amount is refused by the PSP. */
   amountCents: Cents;
   /**
    * Journey 2: a QR that only authorizes. Journey 3: a composite QR that pays the immediate charge

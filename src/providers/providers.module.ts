@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { ApiPixClient } from './api-pix/api-pix.client';
+import { ApiPixAutomaticProvider } from './api-pix/api-pix-automatic.provider';
 import { ApiPixProvider } from './api-pix/api-pix.provider';
 import { PAYMENT_PROVIDER } from './payment-provider.port';
 import { PAYOUT_PROVIDER } from './payout-provider.port';
@@ -12,10 +13,10 @@ import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
 import { SandboxPayoutProvider } from './sandbox/sandbox-payout.provider';
 import { SandboxPixProvider } from './sandbox/sandbox-pix.provider';
 
-/** The API Pix adapter from the configuration (files read once, at boot). */
-function apiPixProvider(config: AppConfig): ApiPixProvider {
+/** The API Pix client from the configuration (files read once, at boot), shared by the PIX and Pix Automático adapters. */
+function apiPixClient(config: AppConfig): ApiPixClient {
   const settings = config.apiPix;
-  const client = new ApiPixClient({
+  return new ApiPixClient({
     baseUrl: settings.baseUrl,
     tokenUrl: settings.tokenUrl,
     clientId: settings.clientId,
@@ -24,8 +25,8 @@ function apiPixProvider(config: AppConfig): ApiPixProvider {
     key: readFileSync(settings.keyFile),
     ca: settings.caFile ? readFileSync(settings.caFile) : null,
     timeoutMs: settings.timeoutMs,
+    automaticPix: settings.receiverAccount !== null,
   });
-  return new ApiPixProvider(client, settings.receiverKey);
 }
 
 /**
@@ -39,6 +40,11 @@ function apiPixProvider(config: AppConfig): ApiPixProvider {
     SandboxPixProvider,
     SandboxAutomaticPixProvider,
     {
+      provide: ApiPixClient,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => (config.pixProvider === 'api-pix' ? apiPixClient(config) : null),
+    },
+    {
       provide: PAYMENT_PROVIDER,
       inject: [AppConfig, SandboxPaymentProvider],
       useFactory: (config: AppConfig, sandbox: SandboxPaymentProvider) => ({ sandbox })[config.paymentProvider],
@@ -50,13 +56,18 @@ function apiPixProvider(config: AppConfig): ApiPixProvider {
     },
     {
       provide: PIX_PROVIDER,
-      inject: [AppConfig, SandboxPixProvider],
-      useFactory: (config: AppConfig, sandbox: SandboxPixProvider) => (config.pixProvider === 'api-pix' ? apiPixProvider(config) : sandbox),
+      inject: [AppConfig, SandboxPixProvider, ApiPixClient],
+      useFactory: (config: AppConfig, sandbox: SandboxPixProvider, client: ApiPixClient | null) =>
+        client ? new ApiPixProvider(client, config.apiPix.receiverKey) : sandbox,
     },
     {
-      // Pix Automático: the sandbox plays the payer's bank (the API Pix adapter joins with the webhooks of /rec and /cobr).
+      // Pix Automático: the sandbox plays the payer's bank; under api-pix, the PSP (once its receiving account is configured).
       provide: AUTOMATIC_PIX_PROVIDER,
-      useExisting: SandboxAutomaticPixProvider,
+      inject: [AppConfig, SandboxAutomaticPixProvider, ApiPixClient],
+      useFactory: (config: AppConfig, sandbox: SandboxAutomaticPixProvider, client: ApiPixClient | null) => {
+        const account = config.apiPix.receiverAccount;
+        return client && account ? new ApiPixAutomaticProvider(client, account) : sandbox;
+      },
     },
   ],
   exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider],

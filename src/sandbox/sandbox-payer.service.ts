@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
 import { DomainError, InvalidTransitionError } from '../domain/domain-error';
 import { AutomaticPixRepository } from '../payments/automatic-pix.repository';
 import { AutomaticPixService } from '../payments/automatic-pix.service';
@@ -31,9 +32,16 @@ export class SandboxPayerService {
     private readonly sales: SalesRepository,
     private readonly saleReads: SalesService,
     private readonly charges: AutomaticPixRepository,
+    private readonly config: AppConfig,
   ) {}
 
+  /** With a PSP (PIX_PROVIDER=api-pix) the payer's bank is real: the sandbox plays nothing. */
+  private assertSandboxPlaysThePayer(): void {
+    if (this.config.pixProvider !== 'sandbox') throw new DomainError('FORBIDDEN', 'Pix Automático is played by the PSP (PIX_PROVIDER=api-pix), not by the sandbox');
+  }
+
   async decide(sellerId: number, subscriptionId: number, decision: PayerDecision, now: Date): Promise<SubscriptionResponse> {
+    this.assertSandboxPlaysThePayer();
     const subscription = assertOwnedSubscription(await this.subscriptions.findById(subscriptionId), sellerId, subscriptionId);
     if (!subscription.automaticPixRecurrenceId) throw new DomainError('INVALID_TRANSITION', `Subscription ${subscriptionId} is not paid by Pix Automático`);
     if (!(await this.bank.payerDecides(subscription.automaticPixRecurrenceId, decision))) {
@@ -44,6 +52,7 @@ export class SandboxPayerService {
   }
 
   async settleAttempt(sellerId: number, saleId: number, outcome: SandboxAttemptOutcome, now: Date): Promise<TransactionResponse> {
+    this.assertSandboxPlaysThePayer();
     const sale = await this.sales.findById(saleId);
     assertOwnedSale(sale, sellerId, saleId);
     if (!sale.automaticPixSentAt) {
@@ -58,6 +67,7 @@ export class SandboxPayerService {
 
   /** A sale's PIX paid in the sandbox: when its QR was a journey-3 composite one, the payer's bank approved the recurrence with it. */
   async paidFirstCharge(saleId: number, now: Date): Promise<void> {
+    if (this.config.pixProvider !== 'sandbox') return;
     const recurrenceId = await this.bank.recurrenceOfFirstCharge(pixTxid(saleId));
     if (!recurrenceId || !(await this.bank.payerDecides(recurrenceId, 'AUTHORIZE'))) return;
     const sale = await this.sales.findById(saleId);
@@ -66,6 +76,7 @@ export class SandboxPayerService {
 
   /** The scheduler route at `now`: every attempt due by then that nothing settled is paid (the payer's account has the money). */
   async collectDue(sellerId: number, now: Date): Promise<void> {
+    if (this.config.pixProvider !== 'sandbox') return;
     const open = await this.charges.openChargeIds(sellerId);
     const paid = await this.bank.collectDue(open.map(recurringChargeTxid), now);
     await this.automaticPix.syncCharges(

@@ -38,7 +38,7 @@ beforeAll(async () => {
   certs = await makeCertificates();
   sim = await ApiPixSimulator.start({ certs, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, receiverKey: RECEIVER_KEY, receiverAccount: ACCOUNT, now: new Date(START) });
   const [cert, key, ca] = await Promise.all([certs.clientCertFile, certs.clientKeyFile, certs.caFile].map((file) => readFile(file)));
-  client = new ApiPixClient({ baseUrl: sim.baseUrl, tokenUrl: sim.tokenUrl, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, cert, key, ca, timeoutMs: 1500 });
+  client = new ApiPixClient({ baseUrl: sim.baseUrl, tokenUrl: sim.tokenUrl, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, cert, key, ca, timeoutMs: 1500, automaticPix: true });
   provider = new ApiPixAutomaticProvider(client, ACCOUNT);
   pixProvider = new ApiPixProvider(client, RECEIVER_KEY);
   receiver = await WebhookReceiver.start();

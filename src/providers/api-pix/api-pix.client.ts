@@ -16,6 +16,8 @@ export interface ApiPixConnection {
   ca: Buffer | null;
   /** Longest wait for one answer. */
   timeoutMs: number;
+  /** Whether the token asks for Pix Automático's scopes too. */
+  automaticPix?: boolean;
 }
 
 export interface ApiPixAnswer<T> {
@@ -26,9 +28,11 @@ export interface ApiPixAnswer<T> {
 /** The PSP did not answer well after every retry (network error, timeout, 5xx or 429): try again later. */
 export class PixProviderUnavailableError extends Error {}
 
-/** The scopes of the BCB's security manual for what the adapter does. */
-const SCOPES =
-  'cob.write cob.read pix.write pix.read webhook.write webhook.read payloadlocationrec.write payloadlocationrec.read rec.write rec.read cobr.write cobr.read webhookrec.write webhookrec.read webhookcobr.write webhookcobr.read';
+/** The scopes of the BCB's security manual for immediate charges and received Pix. */
+const PIX_SCOPES = 'cob.write cob.read pix.write pix.read webhook.write webhook.read';
+/** And for Pix Automático, asked only when it is configured (a PSP may refuse a token with scopes a client was not given). */
+const AUTOMATIC_PIX_SCOPES =
+  'payloadlocationrec.write payloadlocationrec.read rec.write rec.read cobr.write cobr.read webhookrec.write webhookrec.read webhookcobr.write webhookcobr.read';
 /** A token is renewed this long before the PSP says it expires. */
 const TOKEN_MARGIN_MS = 60_000;
 /** Waits before the second and third tries of a call that failed for a reason that may pass. */
@@ -92,7 +96,7 @@ export class ApiPixClient {
   private async accessToken(): Promise<string> {
     if (this.token && Date.now() < this.token.renewAt) return this.token.value;
     this.pendingToken ??= this.oauth
-      .grant({ grant_type: 'client_credentials', scope: SCOPES })
+      .grant({ grant_type: 'client_credentials', scope: this.connection.automaticPix ? `${PIX_SCOPES} ${AUTOMATIC_PIX_SCOPES}` : PIX_SCOPES })
       .then((set) => {
         if (!set.access_token) throw new Error('The token endpoint answered no access_token');
         const expiresInMs = (set.expires_in ?? 300) * 1000;
