@@ -1,4 +1,4 @@
-import { AUTOMATIC_PIX_PERIODS } from './automatic-pix';
+import { AUTOMATIC_PIX_LAST_SEND_DAYS, AUTOMATIC_PIX_PERIODS } from './automatic-pix';
 import { BillingCycle } from './subscription-billing';
 import { DomainError, FieldError, RequestValidationError } from './domain-error';
 import { cents } from './money';
@@ -22,7 +22,7 @@ export interface SaleRequest {
     installments?: number;
   };
   installments?: { number?: number };
-  subscription?: { enabled: boolean; billingCycle?: string; automaticPix?: boolean };
+  subscription?: { enabled: boolean; billingCycle?: string; automaticPix?: boolean; trialDays?: number };
   customer?: { document?: { number?: string } };
 }
 
@@ -66,6 +66,10 @@ export function checkSaleRules(request: SaleRequest, today = new Date()): void {
     const cycle = request.subscription.billingCycle as BillingCycle | undefined;
     if (cycle && !AUTOMATIC_PIX_PERIODS[cycle]) {
       errors.push({ field: 'subscription.billingCycle', message: `Pix Automático has no ${cycle} period: use WEEKLY, MONTHLY, QUARTERLY, SEMIANNUAL or YEARLY` });
+    }
+    const trialDays = request.subscription.trialDays ?? 0;
+    if (trialDays > 0 && trialDays < AUTOMATIC_PIX_LAST_SEND_DAYS + 1) {
+      errors.push({ field: 'subscription.trialDays', message: `with automaticPix a trial lasts at least ${AUTOMATIC_PIX_LAST_SEND_DAYS + 1} days (the first charge reaches the PSP 2 days before it is due), or none` });
     }
     if (!request.customer?.document?.number) errors.push({ field: 'customer.document', message: 'Pix Automático needs the payer\'s CPF or CNPJ' });
   }

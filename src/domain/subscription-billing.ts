@@ -92,7 +92,10 @@ export function dueBillingAction(state: BillingState, now: Date, policy: Dunning
   if (state.awaitingPaymentSince) {
     return due(addDays(state.awaitingPaymentSince, policy.pixOverdueDays)) ? { kind: 'PIX_OVERDUE' } : null;
   }
-  const renewAt = state.nextBillingDate && state.paymentMethod === 'PIX' && collectsAutomatically(state.automaticPixStatus ?? null) ? automaticRenewalSendAt(state.nextBillingDate) : state.nextBillingDate;
+  const automatic = state.nextBillingDate !== null && state.paymentMethod === 'PIX' && collectsAutomatically(state.automaticPixStatus ?? null);
+  // Sent early, a Pix Automático renewal would charge a period a cancellation scheduled for its start never gives.
+  if (automatic && state.scheduledCancellationDate && state.nextBillingDate && state.scheduledCancellationDate.getTime() <= state.nextBillingDate.getTime()) return null;
+  const renewAt = automatic ? automaticRenewalSendAt(state.nextBillingDate as Date) : state.nextBillingDate;
   return due(renewAt) ? { kind: 'RENEW' } : null;
 }
 

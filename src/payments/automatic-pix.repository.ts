@@ -37,7 +37,7 @@ export class AutomaticPixRepository {
     return this.dataSource.query(
       `SELECT ${CHARGE_COLUMNS} FROM sales s JOIN subscriptions sub ON sub.id = s.subscription_id
         WHERE s.automatic_pix_due_date IS NOT NULL AND s.status = 'PENDENTE' AND s.automatic_pix_sent_at IS NULL
-          AND s.automatic_pix_due_date <= $1 AND ($2::int IS NULL OR s.seller_id = $2)
+          AND s.automatic_pix_due_date <= $1 AND ($2::int IS NULL OR s.seller_id = $2) AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
         ORDER BY s.automatic_pix_due_date LIMIT $3`,
       [sendBy, sellerId, limit],
     );

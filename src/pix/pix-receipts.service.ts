@@ -6,6 +6,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { MoneyPipeline } from '../payments/money-pipeline';
 import { RefundsService } from '../payments/refunds.service';
+import { saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
 import { PIX_PROVIDER, PixProvider, PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesRepository } from '../sales/sales.repository';
@@ -76,15 +77,22 @@ export class PixReceiptsService {
     const receipt = await this.dataSource.transaction(async (manager) => {
       const known = await this.receipts.findForUpdate(pix.endToEndId, manager);
       if (known) return known;
-      const saleId = saleIdOfTxid(pix.txid);
+      // An immediate charge's txid (GWSALE…) or a Pix Automático recurring charge's (GWREC…).
+      const recurringSaleId = pix.txid ? saleIdOfRecurringTxid(pix.txid) : null;
+      const saleId = saleIdOfTxid(pix.txid) ?? recurringSaleId;
       const [sale] = saleId === null ? [] : await this.sales.findByIdsForUpdate([saleId], manager);
-      const ours = sale && sale.pixProvider === 'api-pix' && sale.externalTransactionId === pix.txid ? sale : null;
-      const outcome = outcomeOf(ours, pix);
+      const ours =
+        sale && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.pixProvider === 'api-pix' && sale.externalTransactionId === pix.txid) ? sale : null;
+      // The same Pix applied already by another path (Pix Automático's charge, fetched from /cobr): recorded, nothing moves.
+      const alreadyApplied = ours !== null && ours.pixEndToEndId === pix.endToEndId;
+      const outcome = alreadyApplied ? 'APPLIED' : outcomeOf(ours, pix);
       const written = await this.receipts.insert(
         { endToEndId: pix.endToEndId, txid: pix.txid, amountCents: pix.amountCents, paidAt: pix.paidAt, saleId: ours?.id ?? null, sellerId: ours?.sellerId ?? null, outcome, seenBy },
         manager,
       );
-      if (outcome === 'APPLIED') {
+      if (alreadyApplied) {
+        // Booked when it was applied.
+      } else if (outcome === 'APPLIED') {
         await this.pipeline.commit(manager, { sales: [{ sale: ours as SaleEntity, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: pix.endToEndId } }] }, new Date());
       } else {
         await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: written.id, effect: pixReturnDueEffect(pix.amountCents), provider: this.provider.name }]);

@@ -167,7 +167,11 @@ describe('PIX through API Pix (issue 21)', () => {
         expect.objectContaining({ kind: 'AMOUNT_MISMATCH', endToEndId: otherPix.endToEndId, saleId: other.id, amount: 4400, returnStatus: 'DEVOLVIDO' }),
       ]),
     );
-    expect(report.body.differences.filter((d: { kind: string }) => d.kind === 'NOT_BOOKED' || d.kind === 'NOT_AT_PSP')).toEqual([]);
+    // Other tests share the database: only this seller's sales (and this PSP's Pix) are this test's.
+    const mine = new Set(((await t.db.query(`SELECT id FROM sales WHERE seller_id = $1`, [seller.id])) as Array<{ id: number }>).map((row) => row.id));
+    expect(
+      report.body.differences.filter((d: { kind: string; saleId: number | null }) => (d.kind === 'NOT_BOOKED' || d.kind === 'NOT_AT_PSP') && (d.saleId === null || mine.has(d.saleId))),
+    ).toEqual([]);
     const metrics = await t.http.get('/metrics').set(adminHeaders).expect(200);
     expect(metrics.text).toMatch(/pix_reconciliation_differences_total\{kind="LATE"\} [1-9]/);
   });

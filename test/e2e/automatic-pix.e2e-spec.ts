@@ -222,7 +222,7 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
     expect(await subscription(seller, trial.subscription.id)).toMatchObject({ status: 'TRIALING', automaticPix: { status: 'EXPIRED', renewals: 'QR_PER_CYCLE' } });
   });
 
-  it('pausing cancels the charge at the PSP and collects nothing; cancelling cancels the authorization', async () => {
+  it('pausing cancels the charge at the PSP and collects nothing; resuming restarts the schedule; cancelling cancels the authorization', async () => {
     const seller = await createSeller(t);
     const sale = await create(seller, automaticSale('MONTHLY'));
     const id = sale.subscription.id;
@@ -238,9 +238,34 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
     expect(await salesOf(id)).toHaveLength(2);
     expect(await recurrence(id)).toMatchObject({ status: 'APROVADA' });
 
+    // Resumed: the schedule restarts from the resume (one calendar month later), collected automatically again.
+    const resumed = (await t.http.post(`/api/subscriptions/${id}/resume`).set(seller.headers).expect(200)).body.data;
+    const next = Date.parse(resumed.nextBillingDate);
+    expect(next - Date.now()).toBeGreaterThan(27 * DAY);
+    await run(seller, next - 4 * DAY + HOUR);
+    await run(seller, next + HOUR);
+    expect((await salesOf(id)).at(-1)).toMatchObject({ status: 'PAGO', billing_period: 2 });
+    expect(await subscription(seller, id)).toMatchObject({ status: 'ACTIVE', successfulBillings: 2 });
+
     await t.http.post(`/api/subscriptions/${id}/cancel`).set(seller.headers).send({ immediately: true }).expect(200);
     expect(await recurrence(id)).toEqual({ status: 'CANCELADA', cancelled_by: 'USUARIO_RECEBEDOR' });
     expect((await subscription(seller, id)).automaticPix).toMatchObject({ status: 'CANCELLED' });
+  });
+
+  it('a cancellation scheduled for the period end sends no renewal for the period it never gives', async () => {
+    const seller = await createSeller(t);
+    const sale = await create(seller, automaticSale('MONTHLY'));
+    const id = sale.subscription.id;
+    await pay(seller, sale.id);
+    const due = await nextBilling(seller, id);
+    const scheduled = (await t.http.post(`/api/subscriptions/${id}/cancel`).set(seller.headers).send({ cancelImmediately: false }).expect(200)).body.data;
+    expect(Date.parse(scheduled.scheduledCancellationDate)).toBe(due);
+    await run(seller, due - 4 * DAY + HOUR);
+    expect(await salesOf(id)).toHaveLength(1);
+    await run(seller, due + HOUR);
+    expect(await salesOf(id)).toHaveLength(1);
+    expect(await subscription(seller, id)).toMatchObject({ status: 'CANCELLED', successfulBillings: 1, automaticPix: { status: 'CANCELLED' } });
+    expect(await recurrence(id)).toEqual({ status: 'CANCELADA', cancelled_by: 'USUARIO_RECEBEDOR' });
   });
 
   it('refuses what Pix Automático cannot do, naming the field', async () => {
@@ -253,5 +278,6 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
     await refused(automaticSale('MONTHLY', {}, { customer: { name: customer.name, email: customer.email } }), 'customer.document');
     await refused({ ...automaticSale('MONTHLY'), paymentMethod: 'BOLETO', pix: undefined, boleto: {} }, 'paymentMethod');
     await refused(automaticSale('MONTHLY', { automaticPix: 'yes' }), 'automaticPix');
+    await refused(automaticSale('MONTHLY', { trialDays: 2 }), 'subscription.trialDays');
   });
 });

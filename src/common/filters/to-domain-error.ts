@@ -2,6 +2,8 @@ import { HttpException } from '@nestjs/common';
 import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { ThrottlerException } from '@nestjs/throttler';
 import { DomainError, ErrorCode } from '../../domain/domain-error';
+import { PixProviderUnavailableError } from '../../providers/api-pix/api-pix.client';
+import { PixRequestRefusedError } from '../../providers/pix-provider.port';
 
 /** Errors raised by express' body parser before any route runs. */
 interface BodyParserError {
@@ -47,6 +49,9 @@ export function toDomainError(exception: unknown): DomainError | null {
   if (exception instanceof DomainError) return exception;
   if (isTransientDatabaseError(exception)) {
     return new DomainError('SERVICE_UNAVAILABLE', 'The service is busy: retry after the Retry-After delay');
+  }
+  if (exception instanceof PixProviderUnavailableError || exception instanceof PixRequestRefusedError) {
+    return new DomainError('SERVICE_UNAVAILABLE', `The PIX provider could not take the request now: retry after the Retry-After delay (${exception.message})`);
   }
   if (exception instanceof ThrottlerException) {
     return new DomainError('RATE_LIMITED', 'Too many requests: slow down and retry after the Retry-After delay');
