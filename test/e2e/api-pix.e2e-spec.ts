@@ -1,36 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { balanceOf, saleBody } from './setup/sales';
+import { eventually, freePort } from './setup/processes';
 import { startApp, TestApp } from './setup/test-app';
 
 const RECEIVER_KEY = randomUUID();
 const CLIENT_ID = 'gateway-e2e';
 const CLIENT_SECRET = randomBytes(16).toString('hex');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Waits until `check` holds (the gateway works through its inbox and reconciliation in the background). */
-async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (holds(value)) return value;
-    if (Date.now() > until) throw new Error(`Timed out waiting for ${what}: last ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
-}
 
 /**
  * Issue 21: real PIX through the BCB's API Pix, against a simulated PSP over real sockets (HTTPS with

@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
 import { createSeller, TestSeller } from './setup/factories';
 import { customer } from './setup/sales';
+import { eventually, freePort } from './setup/processes';
 import { startApp, TestApp } from './setup/test-app';
 
 const RECEIVER_KEY = randomUUID();
@@ -13,28 +12,6 @@ const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const CYCLE_DAYS = { WEEKLY: 7, MONTHLY: 30, QUARTERLY: 90, SEMIANNUAL: 180, YEARLY: 365 } as const;
 type Cycle = keyof typeof CYCLE_DAYS;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Waits until `check` holds (the gateway applies the PSP's notifications after answering them). */
-async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (holds(value)) return value;
-    if (Date.now() > until) throw new Error(`Timed out waiting for ${what}: last ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
 
 const txidOfRenewal = (saleId: number) => `GWREC${String(saleId).padStart(21, '0')}`;
 const txidOfSale = (saleId: number) => `GWSALE${String(saleId).padStart(20, '0')}`;
@@ -158,22 +135,26 @@ describe('Pix Automático through API Pix (issue 22)', () => {
     }, 120_000);
   }
 
-  it('journey 2: a trial, the QR only authorizes; the first charge is collected at its end', async () => {
-    const sale = await create('MONTHLY', { trialDays: 10 });
-    const id = sale.subscription.id;
-    const { recurrenceId } = (await subscription(id)).automaticPix;
-    expect(sale.payment.pix.key).toContain('/rec/');
-    await psp.approveRecurrence(recurrenceId);
-    const trialing = await eventually(() => subscription(id), (s) => s.status === 'TRIALING', 'the trial started');
-    const trialEnd = Date.parse(trialing.trialEndsAt);
-    await run(trialEnd - 4 * DAY + HOUR);
-    expect(psp.cobr(txidOfRenewal(sale.id))).toMatchObject({ status: 'ATIVA' });
-    psp.setNow(new Date(trialEnd + HOUR));
-    await psp.payRecurringCharge(txidOfRenewal(sale.id));
-    await eventually(() => subscription(id), (s) => s.status === 'ACTIVE' && s.successfulBillings === 1, 'the first charge collected');
-    for (let n = 0; n < 12; n += 1) await collectNext(id);
-    expect(await subscription(id)).toMatchObject({ status: 'ACTIVE', successfulBillings: 13 });
-  }, 120_000);
+  for (const cycle of Object.keys(CYCLE_DAYS) as Cycle[]) {
+    it(`journey 2, ${cycle}: a trial, the QR only authorizes; the first charge is collected at its end, then a year of renewals`, async () => {
+      const sale = await create(cycle, { trialDays: 10 });
+      const id = sale.subscription.id;
+      const { recurrenceId } = (await subscription(id)).automaticPix;
+      expect(sale.payment.pix.key).toContain('/rec/');
+      expect(psp.rec(recurrenceId)).toMatchObject({ status: 'CRIADA' });
+      await psp.approveRecurrence(recurrenceId);
+      const trialing = await eventually(() => subscription(id), (s) => s.status === 'TRIALING', 'the trial started');
+      const trialEnd = Date.parse(trialing.trialEndsAt);
+      await run(trialEnd - 4 * DAY + HOUR);
+      expect(psp.cobr(txidOfRenewal(sale.id))).toMatchObject({ status: 'ATIVA' });
+      psp.setNow(new Date(trialEnd + HOUR));
+      await psp.payRecurringCharge(txidOfRenewal(sale.id));
+      await eventually(() => subscription(id), (s) => s.status === 'ACTIVE' && s.successfulBillings === 1, 'the first charge collected');
+      const renewals = Math.floor(365 / CYCLE_DAYS[cycle]);
+      for (let n = 0; n < renewals; n += 1) await collectNext(id);
+      expect(await subscription(id)).toMatchObject({ status: 'ACTIVE', successfulBillings: renewals + 1 });
+    }, 120_000);
+  }
 
   it('a failed charge is retried through the retry endpoint and then paid', async () => {
     const sale = await create('MONTHLY');

@@ -13,6 +13,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** Waits until `holds(read())`, polling every 50 ms (work the service does after answering), or throws after `timeoutMs`. */
+export async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (holds(value)) return value;
+    if (Date.now() > until) throw new Error(`Timed out waiting for ${what}: last ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export interface ServiceProcess {
   base: string;
   child: ChildProcess;
