@@ -143,7 +143,8 @@ export class AutomaticPixService {
     const [subscription] = await this.subscriptions.findByIds([subscriptionId]);
     if (!subscription?.automaticPixRecurrenceId || !subscription.automaticPixStatus) return false;
     const recurrenceId = subscription.automaticPixRecurrenceId;
-    if (subscription.automaticPixStatus === 'AUTHORIZED' && isFinalSubscriptionStatus(subscription.status)) {
+    // Ended here (cancelled, or never started: its first charge lapsed): the recurrence goes too, so the payer cannot authorize it any more.
+    if ((subscription.automaticPixStatus === 'AUTHORIZED' || subscription.automaticPixStatus === 'PENDING') && isFinalSubscriptionStatus(subscription.status)) {
       await this.provider.cancelRecurrence(recurrenceId);
       await this.dataSource.transaction((manager) =>
         this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, manager),

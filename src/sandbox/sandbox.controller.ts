@@ -103,10 +103,10 @@ export class SandboxController {
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
     const now = body.now ? new Date(body.now) : new Date();
     const subscriptions = await this.billing.runBilling(now, seller.id);
+    const sales = await this.sales.runDueWork(now, seller.id);
     // Pix Automático: charges due sent to the PSP, then the payer's bank collects the attempts due by `now`.
     const automaticPix = await this.automaticPix.runDueWork(now, seller.id);
     await this.payer.collectDue(seller.id, now);
-    const sales = await this.sales.runDueWork(now, seller.id);
     const sentPayouts = await this.cashouts.recoverPayouts(seller.id);
     return { now: now.toISOString(), ...sales, sentPayouts, subscriptions, automaticPix };
   }

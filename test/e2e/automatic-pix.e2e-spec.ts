@@ -270,6 +270,16 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
     expect(await recurrence(id)).toEqual({ status: 'CANCELADA', cancelled_by: 'USUARIO_RECEBEDOR' });
   });
 
+  it('a first QR never paid: the subscription never starts and its recurrence is cancelled at the PSP', async () => {
+    const seller = await createSeller(t);
+    const sale = await create(seller, automaticSale('MONTHLY', {}, { pix: { expiresInDays: 1 } }));
+    const id = sale.subscription.id;
+    await run(seller, Date.now() + 2 * DAY);
+    expect(await subscription(seller, id)).toMatchObject({ status: 'CANCELLED', automaticPix: { status: 'CANCELLED' } });
+    expect(await recurrence(id)).toEqual({ status: 'CANCELADA', cancelled_by: 'USUARIO_RECEBEDOR' });
+    await payer(seller, id, 'AUTHORIZE').expect(409);
+  });
+
   it('refuses what Pix Automático cannot do, naming the field', async () => {
     const seller = await createSeller(t);
     const refused = async (body: Record<string, unknown>, field: string) => {

@@ -47,6 +47,19 @@ describe('Dashboard subscriptions (issue 12), in a real browser', () => {
     expect(after.scheduledCancellationDate).toBe(after.nextBillingDate);
   });
 
+  it('shows a Pix Automático subscription with its authorization (issue 22)', async () => {
+    const seller = await signedInSeller(s.t, s.page);
+    const sale = await createSale(s.t, seller, saleBody('PIX', { amount: 2990, subscription: { enabled: true, billingCycle: 'MONTHLY', automaticPix: true } }));
+    const id = (sale.subscription as { id: number }).id;
+    await s.page.goto(`${s.t.baseUrl}/dashboard/subscriptions/${id}`);
+    expect(await textOf(s.page, '[data-testid=automatic-pix-status]')).toBe('Aguardando o pagador');
+    await s.t.http.post(`/api/sandbox/sales/${sale.id}/events`).set(seller.headers).send({ event: 'PAYMENT_CONFIRMED' }).expect(200);
+    await s.page.reload();
+    expect(await textOf(s.page, '[data-testid=automatic-pix-status]')).toBe('Autorizada');
+    expect(await textOf(s.page, '[data-testid=automatic-pix]')).toContain('Cobradas automaticamente no vencimento');
+    await screenshot(s.page, 'subscription-automatic-pix');
+  });
+
   it("answers 404 for another seller's subscription and refuses to act on it", async () => {
     await signedInSeller(s.t, s.page);
     const other = await createSeller(s.t);

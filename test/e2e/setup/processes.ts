@@ -35,7 +35,8 @@ export interface ServiceProcess {
 
 /** The service as `npm start` runs it (src/main.ts), in a process of its own, once it answers /health. */
 export async function startServiceProcess(env: Record<string, string | undefined>): Promise<ServiceProcess> {
-  const port = await freePort();
+  // A caller that must know the port beforehand (a URL the PSP calls back) names it.
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   let output = '';
   const child = spawn(process.execPath, [...TS_NODE, 'src/main.ts'], { env: { ...process.env, PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (chunk) => (output += chunk));
