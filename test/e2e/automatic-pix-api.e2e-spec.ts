@@ -28,12 +28,13 @@ describe('Pix Automático through API Pix (issue 22)', () => {
   let psp: ApiPixSimulator;
   let t: TestApp;
   let seller: TestSeller;
+  let webhookPath: string;
 
   beforeAll(async () => {
     certs = await makeCertificates();
     psp = await ApiPixSimulator.start({ certs, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, receiverKey: RECEIVER_KEY });
     const port = await freePort();
-    const webhookPath = `/psp/notifications/${randomBytes(16).toString('hex')}`;
+    webhookPath = `/psp/notifications/${randomBytes(16).toString('hex')}`;
     t = await startApp({
       PIX_PROVIDER: 'api-pix',
       API_PIX_BASE_URL: psp.baseUrl,
@@ -171,8 +172,21 @@ describe('Pix Automático through API Pix (issue 22)', () => {
 
     await run(due + DAY + HOUR);
     expect((await subscription(id)).status).toBe('PAST_DUE');
-    await psp.payRecurringCharge(txidOfRenewal(renewal.id));
+    const pix = await psp.payRecurringCharge(txidOfRenewal(renewal.id));
     await eventually(() => subscription(id), (s) => s.status === 'ACTIVE' && s.successfulBillings === 2, 'paid by the retry');
+
+    // The same Pix seen again as a received Pix (the key's /pix notification, or reconciliation): recorded as
+    // the renewal's, nothing moved twice, nothing returned to the payer.
+    const balanceBefore = (await t.http.get('/api/public/balance').set(seller.headers).expect(200)).body;
+    await t.http.post(`${webhookPath}/pix`).send({ pix: [{ endToEndId: pix.endToEndId, txid: pix.txid, valor: pix.valor, horario: pix.horario }] }).expect(200);
+    const receipt = await eventually(
+      async () => (await t.db.query(`SELECT outcome, sale_id, return_status FROM pix_receipts WHERE end_to_end_id = $1`, [pix.endToEndId]))[0],
+      Boolean,
+      'the notification checked',
+    );
+    expect(receipt).toEqual({ outcome: 'APPLIED', sale_id: renewal.id, return_status: null });
+    expect((await t.http.get('/api/public/balance').set(seller.headers).expect(200)).body).toEqual(balanceBefore);
+    expect(psp.refunds().filter(({ e2eid }) => e2eid === pix.endToEndId)).toEqual([]);
   }, 60_000);
 
   it('a charge never paid: PAST_DUE, then CANCELLED on the grace rules, the recurrence cancelled at the PSP', async () => {
