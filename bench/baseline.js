@@ -144,12 +144,15 @@ SQL.cardOpen = q(
           ORDER BY v.n),
    items AS (SELECT jsonb_agg(jsonb_build_object('id', id, 'title', title, 'unitPrice', unit_price_cents, 'quantity', quantity, 'tangible', tangible)
                               ORDER BY position) AS list FROM i WHERE $14::text IS NOT NULL),
-   o AS (INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload)
+   q AS (INSERT INTO event_sequences AS es (object_type, object_id, last) SELECT 'sale', s.id, 1 FROM s WHERE $14::text IS NOT NULL
+         ON CONFLICT (object_type, object_id) DO UPDATE SET last = es.last + 1 RETURNING last),
+   o AS (INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequence)
          SELECT $18::uuid, $1, 'SALE_POSTBACK', 'sale:' || s.id, $14, true,
                 jsonb_build_object('id', $18::uuid, 'type', 'transaction.status_changed', 'previousStatus', 'PENDENTE',
-                                   'status', 'EM_PROCESSAMENTO', 'changedAt', $19::text,
-                                   'data', $20::jsonb || jsonb_build_object('id', s.id, 'date', ${ISO('s.created_at')}, 'items', items.list))
-           FROM s, items WHERE $14::text IS NOT NULL)
+                                   'status', 'EM_PROCESSAMENTO', 'changedAt', $19::text, 'sequence', q.last,
+                                   'data', $20::jsonb || jsonb_build_object('id', s.id, 'date', ${ISO('s.created_at')}, 'items', items.list)),
+                'transaction.status_changed', 'sale', s.id, q.last
+           FROM s, items, q)
    SELECT s.id, s.created_at, items.list AS items FROM s, items`,
 );
 
@@ -168,10 +171,14 @@ SQL.acquirerRead = q('b-acquirer-read', `SELECT outcome, external_id FROM sandbo
 
 /** The postback outbox row of a move (`u`: the sale moved, with its previous status); `id`, `payload`: the params. */
 const POSTBACK = (next, id, payload) => `
-   o AS (INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload)
+   q AS (INSERT INTO event_sequences AS es (object_type, object_id, last)
+         SELECT 'sale', u.id, 1 FROM u WHERE u.postback_url IS NOT NULL AND ${payload}::jsonb IS NOT NULL
+         ON CONFLICT (object_type, object_id) DO UPDATE SET last = es.last + 1 RETURNING object_id, last),
+   o AS (INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequence)
          SELECT ${id}::uuid, $2, 'SALE_POSTBACK', 'sale:' || u.id, u.postback_url, true,
-                jsonb_set(${payload}::jsonb, '{previousStatus}', to_jsonb(u.previous::text)) || jsonb_build_object('status', ${next})
-           FROM u WHERE u.postback_url IS NOT NULL AND ${payload}::jsonb IS NOT NULL)`;
+                jsonb_set(${payload}::jsonb, '{previousStatus}', to_jsonb(u.previous::text)) || jsonb_build_object('status', ${next}, 'sequence', q.last),
+                'transaction.status_changed', 'sale', u.id, q.last
+           FROM u JOIN q ON q.object_id = u.id)`;
 
 // $1 sale, $2 seller, $3 external id, $4 fee, $5 net, $6 reserve (= blocked delta), $7 completed at,
 // $8 reserve release due at, $9 reserve settled at, $10 available delta, $11 amount, $12 event id,

@@ -151,6 +151,9 @@ export class AppConfig {
   get outboxRetentionDays(): number {
     return this.env.OUTBOX_RETENTION_DAYS;
   }
+  get postbackEndpointFailingDays(): number {
+    return this.env.POSTBACK_ENDPOINT_FAILING_DAYS;
+  }
   /** The value given to Express' `trust proxy`. */
   get trustProxy(): boolean | number | string {
     const value = this.env.TRUST_PROXY;

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { isPixKey } from '../domain/pix-key';
 
 const toBoolean = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : value === 'true' ? true : value === 'false' ? false : value;
 const toInteger = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+const toNumber = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^\d+(\.\d+)?$/.test(String(value)) ? Number(value) : value;
 /** An https URL without a trailing slash. */
 const HTTPS_URL = /^https:\/\/[^\s/?#]+(\/[^\s?#]*[^\s?#/])?$/;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
@@ -267,12 +269,25 @@ export class EnvironmentVariables {
   @Max(64, { message: 'BILLING_CONCURRENCY must be a whole number, 1 to 64' })
   BILLING_CONCURRENCY = 8;
 
-  /** Delivered postbacks and webhooks, with their delivery attempts, are deleted this many days after delivery. */
+  /**
+   * Delivered postbacks and webhooks, with their delivery attempts, are deleted this many days after
+   * delivery; the events API promises at least 30.
+   */
   @Transform(toInteger)
-  @IsInt({ message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
-  @Min(1, { message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
-  @Max(3650, { message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 1 to 3650' })
+  @IsInt({ message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 30 to 3650' })
+  @Min(30, { message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 30 to 3650' })
+  @Max(3650, { message: 'OUTBOX_RETENTION_DAYS must be a whole number of days, 30 to 3650' })
   OUTBOX_RETENTION_DAYS = 30;
+
+  /**
+   * Days of failures without a success after which a postback or webhook URL is marked failing (a
+   * fraction of a day is allowed, for tests).
+   */
+  @Transform(toNumber)
+  @IsNumber({}, { message: 'POSTBACK_ENDPOINT_FAILING_DAYS must be a number of days above 0 and at most 30' })
+  @Min(0.00001, { message: 'POSTBACK_ENDPOINT_FAILING_DAYS must be a number of days above 0 and at most 30' })
+  @Max(30, { message: 'POSTBACK_ENDPOINT_FAILING_DAYS must be a number of days above 0 and at most 30' })
+  POSTBACK_ENDPOINT_FAILING_DAYS = 5;
 
   /**
    * Express' `trust proxy`: false (default, the client address is the peer's), true, a hop count, or

@@ -6,6 +6,7 @@ import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { SellerService } from '../seller/seller.service';
 import { DeliveriesQueryDto, DeliveryResponse, PostbackSecretResponse } from './dto/deliveries.dto';
 import { CreateWebhookDto, WebhookResponse } from './dto/webhook.dto';
+import { RollSecretDto } from './dto/events.dto';
 import { NotificationsService } from './notifications.service';
 
 /** Operator routes of notifications (platform.md §2, §5): withdrawal webhooks, deliveries, the postback secret. */
@@ -60,10 +61,13 @@ export class NotificationsController {
   }
 
   @Post('postback-secret')
-  @ApiOperation({ summary: "Rotate the seller's postback secret: postbacks are signed with the new one from now on" })
+  @ApiOperation({
+    summary: "Rotate the seller's postback secret: the new one signs from now on, the replaced one beside it for overlapHours (default 24; 0 for a leak)",
+  })
   @ApiCreatedResponse({ type: PostbackSecretResponse })
-  @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
-  async rotateSecret(@Param('sellerId', IdParamPipe) sellerId: number): Promise<PostbackSecretResponse> {
-    return { postbackSecret: await this.sellers.rotatePostbackSecret(sellerId) };
+  @ApiErrorResponses('account', ['VALIDATION_ERROR', 'INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
+  async rotateSecret(@Param('sellerId', IdParamPipe) sellerId: number, @Body() body: RollSecretDto): Promise<PostbackSecretResponse> {
+    const rolled = await this.sellers.rotatePostbackSecret(sellerId, Math.round((body.overlapHours ?? 24) * 3600));
+    return { ...rolled, previousSecretExpiresAt: rolled.previousSecretExpiresAt?.toISOString() ?? null };
   }
 }

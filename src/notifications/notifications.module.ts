@@ -6,6 +6,8 @@ import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
 import { ManualSendsLimiter } from './manual-sends.limiter';
 import { OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
+import { EventsController } from './events.controller';
+import { EventsService } from './events.service';
 import { NotificationsController } from './notifications.controller';
 import { NotificationsProcessor } from './notifications.processor';
 import { NOTIFICATIONS_QUEUE, NotificationsRelay } from './notifications.relay';
@@ -19,9 +21,9 @@ import { NotificationsService } from './notifications.service';
     BullModule.registerQueue({ name: NOTIFICATIONS_QUEUE }),
     SellerModule,
   ],
-  controllers: [NotificationsController],
-  providers: [NotificationsService, NotificationsRepository, ManualSendsLimiter, NotificationsRelay, NotificationsProcessor, NotificationsScheduler],
+  controllers: [NotificationsController, EventsController],
+  providers: [NotificationsService, EventsService, NotificationsRepository, ManualSendsLimiter, NotificationsRelay, NotificationsProcessor, NotificationsScheduler],
   // The queue is exported for the operator's metrics (its depth).
-  exports: [NotificationsService, BullModule],
+  exports: [NotificationsService, EventsService, BullModule],
 })
 export class NotificationsModule {}

@@ -1,11 +1,45 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Lease } from '../database/leases';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
-import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entity';
+import { DeliveryStatus, EventObjectType, NotificationChannel, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
+
+/** An event to append to the outbox. */
+export interface NewOutboxEvent {
+  eventId: string;
+  sellerId: number;
+  channel: NotificationChannel;
+  aggregateKey: string;
+  url: string;
+  signed: boolean;
+  payload: Record<string, unknown>;
+  eventType: string;
+  objectType: EventObjectType | null;
+  objectId: number | null;
+  /** Numbered among its object's events (postbacks of sales and subscriptions). */
+  sequenced: boolean;
+}
+
+/** Filters of the events API and the dashboard's deliveries view. */
+export interface EventFilter {
+  type?: string;
+  objectType?: EventObjectType;
+  objectId?: number;
+  status?: DeliveryStatus;
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+export interface EndpointHealthRow {
+  url: string;
+  failingSince: Date | null;
+  failuresSince: Date | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+  lastError: string | null;
+}
 
 /** An enqueued delivery: which outbox row, at which attempt (part of the job id). */
 export interface DueEvent {
@@ -59,13 +93,54 @@ export class NotificationsRepository {
     return manager.getRepository(WithdrawalWebhookEntity).find({ where: { sellerId }, order: { id: 'ASC' } });
   }
 
-  /** One event outside any other unit of work (a test delivery). */
-  async insertEvent(event: Partial<OutboxEventEntity>): Promise<void> {
-    await this.dataSource.getRepository(OutboxEventEntity).insert(event as QueryDeepPartialEntity<OutboxEventEntity>);
-  }
-
-  async insertEvents(events: Array<Partial<OutboxEventEntity>>, manager: EntityManager): Promise<void> {
-    if (events.length > 0) await manager.getRepository(OutboxEventEntity).insert(events as QueryDeepPartialEntity<OutboxEventEntity>[]);
+  /**
+   * Appends events to the outbox in the caller's transaction, in the order given, in one statement. A
+   * `sequenced` event takes its object's next sequence from event_sequences (an upsert, so the events of
+   * one object are numbered in commit order whatever runs at once) and carries it in its payload.
+   */
+  async insertEvents(events: NewOutboxEvent[], manager: EntityManager = this.dataSource.manager): Promise<void> {
+    if (events.length === 0) return;
+    const column = <K extends keyof NewOutboxEvent>(key: K) => events.map((event) => event[key] ?? null);
+    await manager.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::varchar[], $4::varchar[], $5::varchar[], $6::boolean[], $7::jsonb[],
+                              $8::varchar[], $9::varchar[], $10::bigint[], $11::boolean[])
+           WITH ORDINALITY AS i(event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequenced, ord)
+       ),
+       counts AS (
+         SELECT object_type, object_id, count(*)::int AS n FROM input WHERE sequenced GROUP BY object_type, object_id
+       ),
+       bumped AS (
+         INSERT INTO event_sequences AS s (object_type, object_id, last)
+         SELECT object_type, object_id, n FROM counts ORDER BY object_type, object_id
+         ON CONFLICT (object_type, object_id) DO UPDATE SET last = s.last + EXCLUDED.last
+         RETURNING object_type, object_id, last
+       ),
+       numbered AS (
+         SELECT i.*, b.last - c.n + row_number() OVER (PARTITION BY i.sequenced, i.object_type, i.object_id ORDER BY i.ord) AS sequence
+           FROM input i
+           LEFT JOIN counts c ON i.sequenced AND c.object_type = i.object_type AND c.object_id = i.object_id
+           LEFT JOIN bumped b ON i.sequenced AND b.object_type = i.object_type AND b.object_id = i.object_id
+       )
+       INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequence)
+       SELECT event_id, seller_id, channel, aggregate_key, url, signed,
+              CASE WHEN sequence IS NULL THEN payload ELSE payload || jsonb_build_object('sequence', sequence) END,
+              event_type, object_type, object_id, sequence
+         FROM numbered ORDER BY ord`,
+      [
+        column('eventId'),
+        column('sellerId'),
+        column('channel'),
+        column('aggregateKey'),
+        column('url'),
+        column('signed'),
+        events.map((event) => JSON.stringify(event.payload)),
+        column('eventType'),
+        column('objectType'),
+        column('objectId'),
+        column('sequenced'),
+      ],
+    );
   }
 
   /**
@@ -96,11 +171,16 @@ export class NotificationsRepository {
     return this.dataSource.getRepository(OutboxEventEntity).findOneBy({ id });
   }
 
-  /** Records a try and its outcome, if the event is still at the attempt that was tried. */
+  /**
+   * Records a try and its outcome, if the event is still at the attempt that was tried, and the try in
+   * its endpoint's run of failures: a success ends the run; a failure starts one, and a run older than
+   * `failingAfterSeconds` marks the endpoint failing.
+   */
   async recordAttempt(
     event: OutboxEventEntity,
-    attempt: { attemptedAt: Date; responseStatus: number | null; error: string | null; durationMs: number },
+    attempt: { attemptedAt: Date; responseStatus: number | null; error: string | null; durationMs: number; requestHeaders: Record<string, string> | null },
     outcome: { status: DeliveryStatus; nextAttemptAt: Date | null },
+    failingAfterSeconds: number,
   ): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
       const [, affected]: [unknown, number] = await manager.query(
@@ -112,6 +192,18 @@ export class NotificationsRepository {
       );
       if (affected !== 1) return false;
       await manager.getRepository(DeliveryAttemptEntity).insert({ outboxId: event.id, ...attempt });
+      await manager.query(
+        `INSERT INTO postback_endpoints AS p (seller_id, url, failures_since, last_success_at, last_failure_at, last_error)
+         VALUES ($1, $2, CASE WHEN $3 THEN NULL ELSE now() END, CASE WHEN $3 THEN now() END, CASE WHEN $3 THEN NULL ELSE now() END, $4)
+         ON CONFLICT (seller_id, url) DO UPDATE SET
+           failures_since = CASE WHEN $3 THEN NULL ELSE COALESCE(p.failures_since, now()) END,
+           failing_since = CASE WHEN $3 THEN NULL
+                                WHEN COALESCE(p.failures_since, now()) <= now() - make_interval(secs => $5) THEN COALESCE(p.failing_since, now()) END,
+           last_success_at = CASE WHEN $3 THEN now() ELSE p.last_success_at END,
+           last_failure_at = CASE WHEN $3 THEN p.last_failure_at ELSE now() END,
+           last_error = CASE WHEN $3 THEN p.last_error ELSE $4 END`,
+        [event.sellerId, event.url, outcome.status === 'DELIVERED', attempt.error, failingAfterSeconds],
+      );
       return true;
     });
   }
@@ -122,6 +214,68 @@ export class NotificationsRepository {
       order: { id: 'DESC' },
       take: limit,
     });
+  }
+
+  /**
+   * A page of the seller's events, newest first (by outbox id, below `beforeId` when given), filtered;
+   * one more row than `limit` tells whether another page follows. Each filter is a range of one of the
+   * (seller_id, …, id) indexes.
+   */
+  eventsPage(sellerId: number, filter: EventFilter, beforeId: string | null, limit: number): Promise<OutboxEventEntity[]> {
+    const query = this.dataSource
+      .getRepository(OutboxEventEntity)
+      .createQueryBuilder('e')
+      .where('e.seller_id = :sellerId', { sellerId })
+      .orderBy('e.id', 'DESC')
+      .limit(limit + 1);
+    if (beforeId !== null) query.andWhere('e.id < :beforeId', { beforeId });
+    if (filter.type) query.andWhere('e.event_type = :type', { type: filter.type });
+    if (filter.objectType) query.andWhere('e.object_type = :objectType', { objectType: filter.objectType });
+    if (filter.objectId !== undefined) query.andWhere('e.object_id = :objectId', { objectId: filter.objectId });
+    if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
+    if (filter.createdAfter) query.andWhere('e.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
+    if (filter.createdBefore) query.andWhere('e.created_at < :createdBefore', { createdBefore: filter.createdBefore });
+    return query.getMany();
+  }
+
+  findEventOf(sellerId: number, eventId: string): Promise<OutboxEventEntity | null> {
+    return this.dataSource.getRepository(OutboxEventEntity).findOneBy({ sellerId, eventId });
+  }
+
+  /**
+   * Puts up to `limit` of the seller's FAILED events created in [since, until) back in line, oldest first,
+   * each with a fresh retry schedule and its own id. Events not FAILED are left as they are, so asking
+   * twice sends nothing twice. Returns how many went back and how many failed ones of the period are left.
+   */
+  async requeueFailed(sellerId: number, since: Date, until: Date, limit: number): Promise<{ requeued: number; remaining: number }> {
+    const [row]: Array<{ requeued: number; remaining: number }> = await this.dataSource.query(
+      `WITH picked AS (
+         SELECT id FROM outbox_events
+          WHERE seller_id = $1 AND status = 'FAILED' AND created_at >= $2 AND created_at < $3
+          ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED
+       ),
+       requeued AS (
+         UPDATE outbox_events e SET status = 'PENDING', attempts = 0, next_attempt_at = now(), enqueued_at = NULL, retry_base_at = now()
+           FROM picked WHERE e.id = picked.id AND e.status = 'FAILED'
+         RETURNING e.id
+       )
+       SELECT (SELECT count(*)::int FROM requeued) AS requeued,
+              (SELECT count(*)::int FROM outbox_events
+                WHERE seller_id = $1 AND status = 'FAILED' AND created_at >= $2 AND created_at < $3
+                  AND id NOT IN (SELECT id FROM requeued)) AS remaining`,
+      [sellerId, since, until, limit],
+    );
+    return row;
+  }
+
+  /** The seller's postback and webhook URLs with their run of failures, failing ones first. */
+  endpointsOf(sellerId: number): Promise<EndpointHealthRow[]> {
+    return this.dataSource.query(
+      `SELECT url, failing_since AS "failingSince", failures_since AS "failuresSince", last_success_at AS "lastSuccessAt",
+              last_failure_at AS "lastFailureAt", last_error AS "lastError"
+         FROM postback_endpoints WHERE seller_id = $1 ORDER BY failing_since IS NULL, url`,
+      [sellerId],
+    );
   }
 
   attemptsOf(outboxIds: string[]): Promise<DeliveryAttemptEntity[]> {

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
-import { signatureHeader } from '../domain/postback-signature';
+import { postbackSignatureHeaders } from '../domain/postback-signature';
 import { nextAttemptAt } from '../domain/retry-schedule';
 import { SecretUnreadableError } from '../common/crypto/secrets';
 import { SellerService } from '../seller/seller.service';
@@ -13,7 +13,7 @@ import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entit
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
 import { postJson, SendResult } from './http-sender';
 import { ManualSendsLimiter } from './manual-sends.limiter';
-import { NotificationsRepository } from './notifications.repository';
+import { NewOutboxEvent, NotificationsRepository } from './notifications.repository';
 import { resolveNotificationUrl, UrlRefusedError } from './url-safety';
 
 /** A delivery counts when the receiver answers 2xx within this time (platform.md §5). */
@@ -98,10 +98,10 @@ export class NotificationsService {
   ): Promise<void> {
     await this.notifications.insertEvents(
       [
-        ...(changes.sales ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', `sale:${change.resourceId}`, change)),
-        // After the sale's own changes, on the sale's key: a receiver sees a refund and the sale's move in order.
-        ...(changes.refunds ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'refund.status_changed', `sale:${change.saleId}`, change)),
-        ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', `subscription:${change.resourceId}`, change)),
+        ...(changes.sales ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', 'sale', change.resourceId, change)),
+        // After the sale's own changes, on the sale's key and sequence: a receiver sees a refund and the sale's move in order.
+        ...(changes.refunds ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'refund.status_changed', 'sale', change.saleId, change)),
+        ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', 'subscription', change.resourceId, change)),
       ],
       manager,
     );
@@ -119,6 +119,10 @@ export class NotificationsService {
         url: webhook.url,
         signed: false,
         payload,
+        eventType: 'withdrawal.status_changed',
+        objectType: 'withdrawal' as const,
+        objectId: withdrawalId,
+        sequenced: false,
       })),
       manager,
     );
@@ -132,10 +136,10 @@ export class NotificationsService {
     const event = await this.notifications.findEvent(outboxId);
     if (!event || event.status !== 'PENDING') return;
     const body = JSON.stringify(event.payload);
-    let secret: string | null = null;
+    let secrets: string[] = [];
     if (event.signed) {
       try {
-        secret = await this.sellers.postbackSecret(event.sellerId);
+        secrets = await this.sellers.postbackSecrets(event.sellerId);
       } catch (error) {
         // Reading the secret failed for now (a database error: its connection lost, a timeout): the event
         // stays PENDING and is handed over again. Found by the chaos run, where such a read made three
@@ -144,35 +148,46 @@ export class NotificationsService {
         // No retry can sign it (the key that sealed the secret is gone): FAILED at once, with the reason,
         // so it never holds back the sale's later events; the operator rotates the secret and redelivers.
         const reason = `cannot sign: the postback secret cannot be decrypted (${(error as Error).message}); rotate it and redeliver`;
-        await this.notifications.recordAttempt(event, { attemptedAt: new Date(), responseStatus: null, error: reason, durationMs: 0 }, { status: 'FAILED', nextAttemptAt: null });
+        await this.notifications.recordAttempt(
+          event,
+          { attemptedAt: new Date(), responseStatus: null, error: reason, durationMs: 0, requestHeaders: null },
+          { status: 'FAILED', nextAttemptAt: null },
+          this.failingAfterSeconds,
+        );
         this.logger.error({ outboxId, sellerId: event.sellerId }, 'Postback not signed: its secret cannot be decrypted');
         return;
       }
     }
-    const result = await this.send(event, body, secret);
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      ...(event.signed ? postbackSignatureHeaders(secrets, event.eventId, body, Math.floor(Date.now() / 1000)) : {}),
+    };
+    const result = await this.send(event, body, headers);
     const delivered = result.responseStatus !== null && result.responseStatus >= 200 && result.responseStatus < 300;
     const error = delivered ? null : (result.error ?? `answered HTTP ${result.responseStatus}`);
     const retryAt = delivered ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
     const status: DeliveryStatus = delivered ? 'DELIVERED' : retryAt ? 'PENDING' : 'FAILED';
     await this.notifications.recordAttempt(
       event,
-      { attemptedAt: new Date(Date.now() - result.durationMs), responseStatus: result.responseStatus, error, durationMs: result.durationMs },
+      { attemptedAt: new Date(Date.now() - result.durationMs), responseStatus: result.responseStatus, error, durationMs: result.durationMs, requestHeaders: headers },
       { status, nextAttemptAt: retryAt },
+      this.failingAfterSeconds,
     );
     if (status === 'FAILED') this.logger.warn({ outboxId, url: event.url, error }, 'Notification failed for good after its last retry');
   }
 
-  private async send(event: OutboxEventEntity, body: string, secret: string | null): Promise<SendResult> {
+  /** How long an endpoint fails without a success before it is marked failing (POSTBACK_ENDPOINT_FAILING_DAYS). */
+  private get failingAfterSeconds(): number {
+    return this.config.postbackEndpointFailingDays * 86_400;
+  }
+
+  private async send(event: OutboxEventEntity, body: string, headers: Record<string, string>): Promise<SendResult> {
     let target;
     try {
       target = await resolveNotificationUrl(event.url, this.config.postbackAllowPrivateNetworks);
     } catch (error) {
       return { responseStatus: null, error: `refused: ${(error as Error).message}`, durationMs: 0 };
-    }
-    const headers: Record<string, string> = { 'User-Agent': USER_AGENT };
-    if (event.signed && secret !== null) {
-      headers['X-Event-Id'] = event.eventId;
-      headers['X-Signature'] = signatureHeader(secret, body, Math.floor(Date.now() / 1000));
     }
     return postJson(target, body, headers, DELIVERY_TIMEOUT_MS);
   }
@@ -253,13 +268,17 @@ export class NotificationsService {
     await this.manualSends.take(sellerId);
     const { user } = await this.sellers.withdrawalProfile(sellerId);
     const now = new Date().toISOString();
-    await this.notifications.insertEvent({
+    await this.notifications.insertEvents([{
       eventId: randomUUID(),
       sellerId,
       channel: 'WITHDRAWAL_WEBHOOK',
       aggregateKey: `webhook-test:${webhook.id}`,
       url: webhook.url,
       signed: false,
+      eventType: 'withdrawal.status_changed',
+      objectType: null,
+      objectId: null,
+      sequenced: false,
       payload: {
         id: 0,
         userId: sellerId,
@@ -275,7 +294,7 @@ export class NotificationsService {
         type: 'WITHDRAWAL',
         test: true,
       },
-    });
+    }]);
   }
 
   async withdrawalWebhooks(sellerId: number): Promise<WebhookView[]> {
@@ -290,16 +309,29 @@ export class NotificationsService {
   }
 }
 
-/** The outbox row of a signed postback (platform.md §5): `{id, type, previousStatus, status, changedAt, data}`. */
-function postbackEvent<T>(channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK', type: string, aggregateKey: string, change: StatusChange<T>): Partial<OutboxEventEntity> {
+/**
+ * The outbox row of a signed postback (platform.md §5): `{id, type, previousStatus, status, changedAt, data}`,
+ * and the object's `sequence`, added as it is written.
+ */
+function postbackEvent<T>(
+  channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK',
+  type: string,
+  objectType: 'sale' | 'subscription',
+  objectId: number,
+  change: StatusChange<T>,
+): NewOutboxEvent {
   const eventId = randomUUID();
   return {
     eventId,
     sellerId: change.sellerId,
     channel,
-    aggregateKey,
+    aggregateKey: `${objectType}:${objectId}`,
     url: change.url,
     signed: true,
+    eventType: type,
+    objectType,
+    objectId,
+    sequenced: true,
     payload: {
       id: eventId,
       type,

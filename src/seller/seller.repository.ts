@@ -10,6 +10,12 @@ export type NewSeller = Pick<
 > &
   Partial<SellerEntity>;
 
+export interface SealedPostbackSecrets {
+  current: string;
+  previous: string | null;
+  previousExpiresAt: Date | null;
+}
+
 @Injectable()
 export class SellerRepository {
   /** The seller read by id on every sale and withdrawal, in plain SQL. */
@@ -35,7 +41,6 @@ export class SellerRepository {
     return manager.getRepository(SellerEntity).findBy({ id: In(ids) });
   }
 
-  /** The sealed postback secret (a column never selected by default). */
   /** Those of `ids` that are blocked. */
   async blockedAmong(ids: number[]): Promise<number[]> {
     if (ids.length === 0) return [];
@@ -43,19 +48,41 @@ export class SellerRepository {
     return rows.map((row) => row.id);
   }
 
-  async postbackSecretOf(id: number): Promise<string | null> {
-    const row = await this.dataSource
-      .getRepository(SellerEntity)
-      .createQueryBuilder('seller')
-      .select('seller.postbackSecretEncrypted', 'sealed')
-      .where('seller.id = :id', { id })
-      .getRawOne<{ sealed: string }>();
-    return row?.sealed ?? null;
+  /** The sealed postback secrets: the current one, and the previous one while its overlap window lasts (null otherwise). */
+  async postbackSecretsOf(id: number, manager: EntityManager = this.dataSource.manager, lock = false): Promise<SealedPostbackSecrets | null> {
+    const rows: SealedPostbackSecrets[] = await manager.query(
+      `SELECT postback_secret_encrypted AS current,
+              CASE WHEN previous_postback_secret_expires_at > now() THEN previous_postback_secret_encrypted END AS previous,
+              CASE WHEN previous_postback_secret_expires_at > now() THEN previous_postback_secret_expires_at END AS "previousExpiresAt"
+         FROM sellers WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
+    return rows[0] ?? null;
   }
 
-  /** Every seller's sealed postback secret (for re-encryption). */
-  allSealedSecrets(): Promise<Array<{ id: number; sealed: string }>> {
-    return this.dataSource.query(`SELECT id, postback_secret_encrypted AS sealed FROM sellers ORDER BY id`);
+  /** Makes `current` the signing secret and keeps `previous` until `previousExpiresAt` (both null: no overlap). */
+  async setPostbackSecrets(id: number, secrets: SealedPostbackSecrets, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    await manager.query(
+      `UPDATE sellers SET postback_secret_encrypted = $2, previous_postback_secret_encrypted = $3, previous_postback_secret_expires_at = $4, updated_at = now()
+        WHERE id = $1`,
+      [id, secrets.current, secrets.previous, secrets.previousExpiresAt],
+    );
+  }
+
+  /** Writes secrets sealed again under the current key; a null leaves that one as it is. */
+  async resealPostbackSecrets(id: number, current: string | null, previous: string | null): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE sellers SET postback_secret_encrypted = COALESCE($2, postback_secret_encrypted),
+              previous_postback_secret_encrypted = COALESCE($3, previous_postback_secret_encrypted) WHERE id = $1`,
+      [id, current, previous],
+    );
+  }
+
+  /** Every seller's sealed postback secrets (for re-encryption), the previous one whatever its window. */
+  allSealedSecrets(): Promise<Array<{ id: number; sealed: string; previous: string | null }>> {
+    return this.dataSource.query(
+      `SELECT id, postback_secret_encrypted AS sealed, previous_postback_secret_encrypted AS previous FROM sellers ORDER BY id`,
+    );
   }
 
   async emailTaken(email: string): Promise<boolean> {

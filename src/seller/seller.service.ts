@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiKeysService, KeyPair, Propagation } from '../auth/api-keys.service';
 import { BalanceService } from '../balance/balance.service';
-import { decryptSecret, encryptSecret, isSealedWith, randomToken } from '../common/crypto/secrets';
+import { decryptSecret, encryptSecret, isSealedWith, SecretUnreadableError } from '../common/crypto/secrets';
+import { newPostbackSecret } from '../domain/postback-signature';
 import { AppConfig } from '../config/app-config';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule, FeeScheduleKey, feeScheduleWith } from '../domain/fees';
@@ -55,6 +56,14 @@ export interface SalesProfile {
 /** City written in PIX codes of sellers without an address. */
 const DEFAULT_MERCHANT_CITY = 'SAO PAULO';
 
+export interface RotatedPostbackSecret {
+  postbackSecret: string;
+  /** Until when the replaced secret still signs; null when it stopped at once. */
+  previousSecretExpiresAt: Date | null;
+  /** Whether a secret still in an earlier rotation's window was expired by this one. */
+  expiredEarlierSecret: boolean;
+}
+
 export interface CreatedSeller {
   seller: SellerAccountResponse;
   credentials: KeyPair;
@@ -86,7 +95,7 @@ export class SellerService {
     if (await this.sellers.emailTaken(input.email)) {
       throw new DomainError('CONFLICT', `A seller with the e-mail ${input.email} already exists`);
     }
-    const postbackSecret = randomToken('whsec_');
+    const postbackSecret = newPostbackSecret();
     const { sellerId, credentials, invitation } = await this.dataSource.transaction(async (manager) => {
       const seller = await this.sellers.insert(
         {
@@ -190,42 +199,88 @@ export class SellerService {
     return { transferEnabled: seller.transferEnabled, fees: this.scheduleOf(seller), user: { id: seller.id, name: seller.name, email: seller.email } };
   }
 
-  /** The seller's postback signing secret, decrypted. */
-  async postbackSecret(sellerId: number): Promise<string> {
-    const sealed = await this.sellers.postbackSecretOf(sellerId);
+  /**
+   * The secrets postbacks are signed with now, decrypted: the current one, then the previous one while its
+   * rotation's overlap window lasts.
+   */
+  async postbackSecrets(sellerId: number): Promise<string[]> {
+    const sealed = await this.sellers.postbackSecretsOf(sellerId);
     if (sealed === null) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
-    return decryptSecret(sealed, this.config.encryptionKeyring);
+    const keyring = this.config.encryptionKeyring;
+    const current = decryptSecret(sealed.current, keyring);
+    if (sealed.previous === null) return [current];
+    try {
+      return [current, decryptSecret(sealed.previous, keyring)];
+    } catch (error) {
+      // A replaced secret no key opens any more signs nothing: the current one still does.
+      if (error instanceof SecretUnreadableError) return [current];
+      throw error;
+    }
   }
 
-  /** A new postback secret; postbacks are signed with it from now on. Shown once. */
-  async rotatePostbackSecret(sellerId: number): Promise<string> {
-    await this.require(sellerId);
-    const secret = randomToken('whsec_');
-    await this.sellers.update(sellerId, { postbackSecretEncrypted: encryptSecret(secret, this.config.encryptionKey) });
-    return secret;
+  /**
+   * A new postback secret, shown once. Postbacks are signed with it from now on, and also with the one it
+   * replaces until `overlapSeconds` have passed (0: the old one stops at once). A secret still in an
+   * earlier rotation's window is expired now (at most two sign at a time): the answer says so.
+   */
+  async rotatePostbackSecret(sellerId: number, overlapSeconds: number): Promise<RotatedPostbackSecret> {
+    const secret = newPostbackSecret();
+    return this.dataSource.transaction(async (manager) => {
+      const sealed = await this.sellers.postbackSecretsOf(sellerId, manager, true);
+      if (sealed === null) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
+      const previousExpiresAt = overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null;
+      await this.sellers.setPostbackSecrets(
+        sellerId,
+        { current: encryptSecret(secret, this.config.encryptionKey), previous: previousExpiresAt ? sealed.current : null, previousExpiresAt },
+        manager,
+      );
+      return { postbackSecret: secret, previousSecretExpiresAt: previousExpiresAt, expiredEarlierSecret: sealed.previous !== null };
+    });
+  }
+
+  /** Ends the previous secret's overlap window now (a leaked secret). Whether one was still signing. */
+  async expirePreviousPostbackSecret(sellerId: number): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const sealed = await this.sellers.postbackSecretsOf(sellerId, manager, true);
+      if (sealed === null) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
+      await this.sellers.setPostbackSecrets(sellerId, { current: sealed.current, previous: null, previousExpiresAt: null }, manager);
+      return sealed.previous !== null;
+    });
+  }
+
+  /** When the previous secret stops signing, or null when only the current one signs. */
+  async previousPostbackSecretExpiry(sellerId: number): Promise<Date | null> {
+    const sealed = await this.sellers.postbackSecretsOf(sellerId);
+    if (sealed === null) throw new DomainError('NOT_FOUND', `No seller account with id ${sellerId}`);
+    return sealed.previousExpiresAt;
   }
 
   /**
    * Seals every postback secret again with the current ENCRYPTION_KEY (after a rotation, before the old
-   * key leaves ENCRYPTION_KEYS). Secrets no key opens are counted and left as they are.
+   * key leaves ENCRYPTION_KEYS), the previous ones too. Secrets no key opens are counted and left as they are.
    */
   async reencryptSecrets(): Promise<{ reencrypted: number; alreadyCurrent: number; unreadable: number }> {
     const result = { reencrypted: 0, alreadyCurrent: 0, unreadable: 0 };
     const keyring = this.config.encryptionKeyring;
-    for (const { id, sealed } of await this.sellers.allSealedSecrets()) {
+    const reseal = (sealed: string): string | null => {
       if (isSealedWith(sealed, keyring.current)) {
         result.alreadyCurrent += 1;
-        continue;
+        return null;
       }
-      let plain: string;
       try {
-        plain = decryptSecret(sealed, keyring);
+        const resealed = encryptSecret(decryptSecret(sealed, keyring), keyring.current);
+        result.reencrypted += 1;
+        return resealed;
       } catch {
         result.unreadable += 1;
-        continue;
+        return null;
       }
-      await this.sellers.update(id, { postbackSecretEncrypted: encryptSecret(plain, keyring.current) });
-      result.reencrypted += 1;
+    };
+    for (const { id, sealed, previous } of await this.sellers.allSealedSecrets()) {
+      const current = reseal(sealed);
+      const previousResealed = previous === null ? null : reseal(previous);
+      if (current === null && previousResealed === null) continue;
+      await this.sellers.resealPostbackSecrets(id, current, previousResealed);
     }
     return result;
   }

@@ -96,7 +96,7 @@ describe('Spec contract (issue 18)', () => {
     });
 
     it('refuses a postback without X-Signature and a withdrawal webhook with null where 6.2 has no "or null"', () => {
-      const postback = { id: 'e1', type: 'transaction.status_changed', previousStatus: 'PENDENTE', status: 'PAGO', changedAt: '2026-11-25T10:00:00.000Z', data: transaction };
+      const postback = { id: 'e1', type: 'transaction.status_changed', previousStatus: 'PENDENTE', status: 'PAGO', changedAt: '2026-11-25T10:00:00.000Z', sequence: 1, data: transaction };
       expect(deliveryViolation({ 'x-signature': 't=1,v1=ab' }, postback)).toBeNull();
       expect(deliveryViolation({}, postback)).toMatch(/without X-Signature/);
       const webhook = {

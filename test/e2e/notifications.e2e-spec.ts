@@ -16,7 +16,7 @@ const FAST = { OUTBOX_POLL_MS: '100', POSTBACK_RETRY_SCHEDULE_SECONDS: '0.2,0.2,
 function expectSignedBy(secret: string, request: { headers: Record<string, unknown>; rawBody: string; body: Record<string, unknown> }) {
   expect(request.headers['x-event-id']).toBe(request.body.id);
   const signature = String(request.headers['x-signature']);
-  expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  expect(signature).toMatch(/^t=\d+(,v1=[0-9a-f]{64})+$/);
   expect(verifySignature(secret, request.rawBody, signature, Math.floor(Date.now() / 1000))).toBe(true);
 }
 
@@ -57,6 +57,7 @@ describe('Postbacks (spec 6.1, platform.md §5)', () => {
         previousStatus: expect.any(String),
         status: expect.any(String),
         changedAt: expect.stringMatching(/Z$/),
+        sequence: i + 1,
         data: states[i],
       });
       expectSignedBy(seller.postbackSecret, request);
@@ -113,9 +114,10 @@ describe('Postbacks (spec 6.1, platform.md §5)', () => {
     await t.http.post(`/admin/sellers/${seller.id}/deliveries/99999999/redeliver`).set(adminHeaders).expect(404);
   });
 
-  it('signs with the new secret once the operator rotates it', async () => {
+  it('signs with the new secret only once the operator rotates it with no overlap (a leak)', async () => {
     const seller = await createSeller(t);
-    const rotated = await t.http.post(`/admin/sellers/${seller.id}/postback-secret`).set(adminHeaders).expect(201);
+    const rotated = await t.http.post(`/admin/sellers/${seller.id}/postback-secret`).set(adminHeaders).send({ overlapHours: 0 }).expect(201);
+    expect(rotated.body).toMatchObject({ previousSecretExpiresAt: null, expiredEarlierSecret: false });
     expect(rotated.body.postbackSecret).toMatch(/^whsec_/);
     const sale = await createSale(t, seller, saleBody('PIX', { postbackUrl: receiver.url }));
     await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED');
@@ -279,15 +281,15 @@ describe('encryption key rotation (issue 10)', () => {
     const seller = await createSeller(rotating);
     // A secret sealed before the rotation, with the old key.
     await rotating.db.query('UPDATE sellers SET postback_secret_encrypted = $2 WHERE id = $1', [seller.id, encryptSecret('whsec_before_rotation', Buffer.from(oldKey, 'hex'))]);
-    await expect(after.app.get(SellerService).postbackSecret(seller.id)).rejects.toThrow(new RegExp(keyId(Buffer.from(oldKey, 'hex'))));
-    expect(await rotating.app.get(SellerService).postbackSecret(seller.id)).toBe('whsec_before_rotation');
+    await expect(after.app.get(SellerService).postbackSecrets(seller.id)).rejects.toThrow(new RegExp(keyId(Buffer.from(oldKey, 'hex'))));
+    expect(await rotating.app.get(SellerService).postbackSecrets(seller.id)).toEqual(['whsec_before_rotation']);
 
     // (other tests' sellers, sealed with the development key, are counted unreadable and left alone)
     expect((await rotating.app.get(SellerService).reencryptSecrets()).reencrypted).toBeGreaterThanOrEqual(1);
     const [{ sealed }] = await rotating.db.query('SELECT postback_secret_encrypted AS sealed FROM sellers WHERE id = $1', [seller.id]);
     expect(sealed.startsWith(`v2.${keyId(Buffer.from(newKey, 'hex'))}.`)).toBe(true);
     expect(sealed).not.toContain('whsec_before_rotation');
-    expect(await after.app.get(SellerService).postbackSecret(seller.id)).toBe('whsec_before_rotation');
+    expect(await after.app.get(SellerService).postbackSecrets(seller.id)).toEqual(['whsec_before_rotation']);
   });
 });
 
@@ -310,8 +312,8 @@ describe('outbox retention (issue 10)', () => {
       const [old, recent] = delivered.map((row) => row.id);
       await t.db.query(`UPDATE outbox_events SET delivered_at = now() - interval '31 days' WHERE id = $1`, [old]);
       const [failedRow] = await t.db.query(
-        `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, status, created_at)
-         SELECT gen_random_uuid(), seller_id, channel, 'retention-test', url, signed, payload, 'FAILED', now() - interval '90 days' FROM outbox_events WHERE id = $1
+        `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, status, created_at)
+         SELECT gen_random_uuid(), seller_id, channel, 'retention-test', url, signed, payload, event_type, 'FAILED', now() - interval '90 days' FROM outbox_events WHERE id = $1
          RETURNING id`,
         [old],
       );

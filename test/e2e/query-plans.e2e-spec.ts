@@ -38,8 +38,8 @@ describe('Every hot query is served by an index (EXPLAIN)', () => {
     // knows which of its indexes is selective; rolled back with everything else at the end.
     const seller = await createSeller(t);
     await runner.query(
-      `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, status, delivered_at)
-       SELECT gen_random_uuid(), $1, 'SALE_POSTBACK', 'sale:' || (n % 5000), 'https://example.com/p', true, '{}',
+      `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, status, delivered_at)
+       SELECT gen_random_uuid(), $1, 'SALE_POSTBACK', 'sale:' || (n % 5000), 'https://example.com/p', true, '{}', 'transaction.status_changed',
               CASE WHEN n % 1000 = 0 THEN 'PENDING' ELSE 'DELIVERED' END, CASE WHEN n % 1000 = 0 THEN NULL ELSE now() END
          FROM generate_series(1, 20000) AS n`,
       [seller.id],

@@ -4,12 +4,13 @@ import { DomainError, ErrorCode, RequestValidationError } from '../../domain/dom
 import { renderAccountError } from '../filters/account-exception.filter';
 import { renderCashoutError } from '../filters/cashout-exception.filter';
 import { ErrorBodyRenderer } from '../filters/error-family';
+import { renderEventsError } from '../filters/events-exception.filter';
 import { STATUS_BY_CODE } from '../filters/error-status';
 import { renderSalesError } from '../filters/sales-exception.filter';
 import { renderSubscriptionsError } from '../filters/subscriptions-exception.filter';
 import { renderTransactionsError } from '../filters/transactions-exception.filter';
 
-export type ErrorFamily = 'account' | 'sales' | 'transactions' | 'cashout' | 'subscriptions';
+export type ErrorFamily = 'account' | 'sales' | 'transactions' | 'cashout' | 'subscriptions' | 'events';
 
 const RENDERERS: Record<ErrorFamily, ErrorBodyRenderer> = {
   account: renderAccountError,
@@ -17,6 +18,7 @@ const RENDERERS: Record<ErrorFamily, ErrorBodyRenderer> = {
   transactions: renderTransactionsError,
   cashout: renderCashoutError,
   subscriptions: renderSubscriptionsError,
+  events: renderEventsError,
 };
 
 const SAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {

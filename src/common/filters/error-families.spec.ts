@@ -5,6 +5,7 @@ import { ErrorBodyRenderer } from './error-family';
 import { STATUS_BY_CODE } from './error-status';
 import { rendererForPath } from './fallback-exception.filter';
 import { renderSalesError } from './sales-exception.filter';
+import { renderEventsError } from './events-exception.filter';
 import { renderSubscriptionsError } from './subscriptions-exception.filter';
 import { renderTransactionsError } from './transactions-exception.filter';
 
@@ -73,6 +74,7 @@ describe('error bodies of spec §7', () => {
     expect(rendererForPath('/api/transactions/12')).toBe(renderTransactionsError);
     expect(rendererForPath('/api/public/cashout/3')).toBe(renderCashoutError);
     expect(rendererForPath('/api/subscriptions/metrics')).toBe(renderSubscriptionsError);
+    expect(rendererForPath('/api/events/redeliver')).toBe(renderEventsError);
     expect(rendererForPath('/api/public/balance')).toBe(renderAccountError);
     expect(rendererForPath('/api/salesforce')).toBe(renderAccountError);
   });

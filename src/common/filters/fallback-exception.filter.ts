@@ -4,6 +4,7 @@ import { renderAccountError } from './account-exception.filter';
 import { renderCashoutError } from './cashout-exception.filter';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { ErrorBodyRenderer } from './error-family';
+import { renderEventsError } from './events-exception.filter';
 import { respondWithError } from './family-exception.filter';
 import { renderSalesError } from './sales-exception.filter';
 import { renderSubscriptionsError } from './subscriptions-exception.filter';
@@ -16,6 +17,7 @@ const FAMILY_BY_PREFIX: Array<[string, ErrorBodyRenderer]> = [
   ['/api/sandbox', renderTransactionsError],
   ['/api/public/cashout', renderCashoutError],
   ['/api/subscriptions', renderSubscriptionsError],
+  ['/api/events', renderEventsError],
 ];
 
 export function rendererForPath(path: string): ErrorBodyRenderer {

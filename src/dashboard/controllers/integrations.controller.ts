@@ -21,6 +21,9 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
   ['redelivered', 'Entrega reenviada. Acompanhe no registro abaixo.'],
 ]);
 
+/** How long a replaced postback secret keeps signing when the seller rolls it from the dashboard. */
+const DEFAULT_SECRET_OVERLAP_SECONDS = 24 * 3600;
+
 /**
  * Integrations: the seller's API key pairs (generate, shown once; revoke) and notifications (withdrawal
  * webhooks, a test event, the postback secret, the deliveries log with redelivery), through the same
@@ -99,8 +102,8 @@ export class DashboardIntegrationsController {
 
   @Post('postback-secret')
   async rotateSecret(@CurrentUser() user: DashboardUser, @Res() response: Response): Promise<void> {
-    const postbackSecret = await this.sellers.rotatePostbackSecret(user.sellerId);
-    await this.renderWebhooks(response, user, { postbackSecret }, 201);
+    const rolled = await this.sellers.rotatePostbackSecret(user.sellerId, DEFAULT_SECRET_OVERLAP_SECONDS);
+    await this.renderWebhooks(response, user, { postbackSecret: rolled.postbackSecret, rolled }, 201);
   }
 
   @Post('deliveries/:deliveryId/redeliver')

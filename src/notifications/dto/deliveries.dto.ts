@@ -40,5 +40,8 @@ export class DeliveryResponse {
 }
 
 export class PostbackSecretResponse {
-  @ApiProperty({ example: 'whsec_q8W...', description: 'Signs postbacks from now on; shown once' }) postbackSecret: string;
+  @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'Signs postbacks from now on; shown once' }) postbackSecret: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Until when the replaced secret still signs beside it; null: it stopped now' })
+  previousSecretExpiresAt: string | null;
+  @ApiProperty({ description: 'true when a secret still in an earlier rotation’s window was expired by this one' }) expiredEarlierSecret: boolean;
 }

@@ -20,4 +20,8 @@ export class DeliveryAttemptEntity {
 
   @Column({ name: 'duration_ms', type: 'integer' })
   durationMs: number;
+
+  /** The headers the try sent (signatures, never a secret); null for tries recorded before they were kept. */
+  @Column({ name: 'request_headers', type: 'jsonb', nullable: true })
+  requestHeaders: Record<string, string> | null;
 }

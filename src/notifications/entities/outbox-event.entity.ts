@@ -2,6 +2,7 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 export type NotificationChannel = 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK' | 'WITHDRAWAL_WEBHOOK';
 export type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+export type EventObjectType = 'sale' | 'subscription' | 'withdrawal';
 
 /** One notification to deliver: written in the transaction of the change it announces. */
 @Entity({ name: 'outbox_events' })
@@ -32,6 +33,21 @@ export class OutboxEventEntity {
 
   @Column({ type: 'jsonb' })
   payload: Record<string, unknown>;
+
+  /** transaction.status_changed, refund.status_changed, subscription.status_changed or withdrawal.status_changed. */
+  @Column({ name: 'event_type', type: 'varchar' })
+  eventType: string;
+
+  /** What the event is about: a sale (its refunds too), a subscription or a withdrawal. */
+  @Column({ name: 'object_type', type: 'varchar', nullable: true })
+  objectType: EventObjectType | null;
+
+  @Column({ name: 'object_id', type: 'bigint', nullable: true, transformer: { to: (value: unknown) => value, from: (value: string | null) => (value === null ? null : Number(value)) } })
+  objectId: number | null;
+
+  /** The postback's place among its object's events (1, 2, …), in commit order; null for withdrawal webhooks. */
+  @Column({ type: 'integer', nullable: true })
+  sequence: number | null;
 
   @Column({ type: 'varchar' })
   status: DeliveryStatus;

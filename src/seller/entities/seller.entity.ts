@@ -105,6 +105,13 @@ export class SellerEntity {
   @Column({ name: 'postback_secret_encrypted', type: 'text', select: false })
   postbackSecretEncrypted: string;
 
+  /** The secret a rotation replaced, sealed the same way, still signing until its overlap window ends. */
+  @Column({ name: 'previous_postback_secret_encrypted', type: 'text', nullable: true, select: false })
+  previousPostbackSecretEncrypted: string | null;
+
+  @Column({ name: 'previous_postback_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousPostbackSecretExpiresAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -2,6 +2,7 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { once } from 'node:events';
 import { AddressInfo } from 'node:net';
 import { deliveryViolation, pendingViolations } from './contract/contract';
+import { standardWebhooksViolation } from './standard-webhooks';
 
 export interface ReceivedRequest {
   path: string;
@@ -47,6 +48,11 @@ export class Receiver {
         const received = { path: request.url ?? '', headers: request.headers, rawBody, body: JSON.parse(rawBody) };
         const violation = deliveryViolation(request.headers, received.body);
         if (violation) pendingViolations.push(violation);
+        // Every signed postback verifies with the standardwebhooks library under a secret the suite was shown.
+        if (request.headers['x-signature'] !== undefined) {
+          const unverified = standardWebhooksViolation(request.headers, rawBody);
+          if (unverified) pendingViolations.push(unverified);
+        }
         this.arrived.push(received);
         const answer = () => {
           if (response.destroyed) return; // the sender went away before the answer: arrived, never acknowledged

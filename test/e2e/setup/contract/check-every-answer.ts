@@ -5,6 +5,7 @@
  */
 import { Test } from 'supertest';
 import { answerViolation, pendingViolations } from './contract';
+import { rememberSecretsOf } from '../standard-webhooks';
 
 interface SuperagentResponse {
   status: number;
@@ -20,7 +21,9 @@ const testPrototype = (Test as unknown as { prototype: { assert: AssertFn } }).p
 const originalAssert = testPrototype.assert;
 testPrototype.assert = function (this: Test & { method: string; url: string }, resError, res, fn) {
   if (res) {
-    const violation = answerViolation(this.method, this.url, res.status, res.headers['content-type'], parsedBody(res));
+    const body = parsedBody(res);
+    rememberSecretsOf(body);
+    const violation = answerViolation(this.method, this.url, res.status, res.headers['content-type'], body);
     if (violation) return fn.call(this, new ContractViolation(`answer off the spec's contract: ${violation}`), res);
   }
   return originalAssert.call(this, resError, res, fn);
@@ -51,6 +54,7 @@ globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Pr
       body = text;
     }
   }
+  rememberSecretsOf(body);
   const violation = answerViolation(method, url, response.status, contentType, body);
   if (violation) throw new ContractViolation(`answer off the spec's contract: ${violation}`);
   return response;

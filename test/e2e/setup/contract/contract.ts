@@ -107,6 +107,47 @@ const automaticPix = S.shape({
 });
 const automaticSubscription = { allOf: [S.subscription, S.shape({ automaticPix })] };
 
+/** The events API (issue 23): its own family, in the `{success, data}` / `{success: false, error}` shape of spec 7.5. */
+const isoOrNull = nullable({ type: 'string', format: 'date-time' });
+const event = S.shape({
+  id: { type: 'string', format: 'uuid' },
+  type: { enum: ['transaction.status_changed', 'refund.status_changed', 'subscription.status_changed', 'withdrawal.status_changed'] },
+  objectType: nullable({ enum: ['sale', 'subscription', 'withdrawal'] }),
+  objectId: nullable({ type: 'integer', minimum: 1 }),
+  sequence: nullable({ type: 'integer', minimum: 1 }),
+  createdAt: { type: 'string', format: 'date-time' },
+  url: { type: 'string' },
+  deliveryStatus: { enum: ['pending', 'delivered', 'failed'] },
+  attempts: { type: 'integer', minimum: 0 },
+  nextAttemptAt: isoOrNull,
+  deliveredAt: isoOrNull,
+  lastError: nullable({ type: 'string' }),
+  payload: { type: 'object' },
+});
+const eventAttempt = S.shape({
+  attemptedAt: { type: 'string', format: 'date-time' },
+  responseStatus: nullable({ type: 'integer' }),
+  error: nullable({ type: 'string' }),
+  durationMs: { type: 'integer', minimum: 0 },
+  requestHeaders: nullable({ type: 'object', additionalProperties: { type: 'string' } }),
+});
+const eventDetail = { allOf: [event, S.shape({ deliveryAttempts: { type: 'array', items: eventAttempt } })] };
+const ok = (data: Schema) => S.shape({ success: { const: true }, data });
+const eventList = ok(S.shape({ events: { type: 'array', items: event }, nextCursor: nullable({ type: 'string' }) }));
+const endpointList = ok({
+  type: 'array',
+  items: S.shape({
+    url: { type: 'string' },
+    status: { enum: ['healthy', 'failing'] },
+    failingSince: isoOrNull,
+    failuresSince: isoOrNull,
+    lastSuccessAt: isoOrNull,
+    lastFailureAt: isoOrNull,
+    lastError: nullable({ type: 'string' }),
+  }),
+});
+const rolledSecret = S.shape({ postbackSecret: { type: 'string', pattern: '^whsec_' }, previousSecretExpiresAt: isoOrNull, expiredEarlierSecret: { type: 'boolean' } });
+
 const ROUTES: Route[] = [
   { method: 'POST', path: /^\/api\/sales$/, ok: { 201: S.saleCreated }, family: S.salesError },
   { method: 'GET', path: new RegExp(`^/api/transactions/${ID}$`), ok: { 200: S.transaction }, family: S.lookupError },
@@ -150,7 +191,15 @@ const ROUTES: Route[] = [
   { method: 'DELETE', path: new RegExp(`^/admin/sellers/${ID}/webhooks/${ID}$`), ok: { 204: null }, family: S.accountError },
   { method: 'GET', path: new RegExp(`^/admin/sellers/${ID}/deliveries$`), ok: { 200: operatorList }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/deliveries/${ID}/redeliver$`), ok: { 200: operatorObject, 201: operatorObject }, family: S.accountError },
-  { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/postback-secret$`), ok: { 201: S.shape({ postbackSecret: { type: 'string' } }) }, family: S.accountError },
+  { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/postback-secret$`), ok: { 201: rolledSecret }, family: S.accountError },
+  { method: 'GET', path: /^\/api\/events$/, ok: { 200: eventList }, family: S.subscriptionsError },
+  { method: 'GET', path: /^\/api\/events\/endpoints$/, ok: { 200: endpointList }, family: S.subscriptionsError },
+  { method: 'POST', path: /^\/api\/events\/redeliver$/, ok: { 202: ok(S.shape({ requeued: { type: 'integer', minimum: 0 }, remaining: { type: 'integer', minimum: 0 } })) }, family: S.subscriptionsError },
+  { method: 'GET', path: /^\/api\/events\/secret$/, ok: { 200: ok(S.shape({ previousSecretExpiresAt: isoOrNull })) }, family: S.subscriptionsError },
+  { method: 'POST', path: /^\/api\/events\/secret\/roll$/, ok: { 201: ok(rolledSecret) }, family: S.subscriptionsError },
+  { method: 'POST', path: /^\/api\/events\/secret\/expire-previous$/, ok: { 200: ok(S.shape({ expired: { type: 'boolean' } })) }, family: S.subscriptionsError },
+  { method: 'GET', path: new RegExp(`^/api/events/${ID}$`), ok: { 200: ok(eventDetail) }, family: S.subscriptionsError },
+  { method: 'POST', path: new RegExp(`^/api/events/${ID}/redeliver$`), ok: { 202: ok(eventDetail) }, family: S.subscriptionsError },
   { method: 'GET', path: /^\/health(\/live)?$/, ok: { 200: health, 503: health }, family: S.accountError },
   // The whole OpenAPI document, for the operator (outside production the same as /docs-json, which contract.e2e-spec.ts checks).
   { method: 'GET', path: /^\/admin\/docs-json$/, ok: { 200: S.shape({ openapi: { type: 'string' }, paths: { type: 'object' } }) }, family: S.accountError },
@@ -162,6 +211,7 @@ function familyByPath(path: string): Family {
   if (/^\/api\/(transactions|sandbox)(\/|$)/.test(path)) return S.lookupError;
   if (/^\/api\/public\/cashout(\/|$)/.test(path)) return S.cashoutError;
   if (/^\/api\/subscriptions(\/|$)/.test(path)) return S.subscriptionsError;
+  if (/^\/api\/events(\/|$)/.test(path)) return S.subscriptionsError;
   return S.accountError;
 }
 
@@ -223,7 +273,15 @@ export function answerViolation(method: string, url: string, status: number, con
 export function deliveryViolation(headers: Record<string, unknown>, body: unknown): string | null {
   const type = (body as { type?: unknown } | null)?.type;
   const schema =
-    type === 'transaction.status_changed' ? S.transactionPostback : type === 'subscription.status_changed' ? S.subscriptionPostback : type === 'WITHDRAWAL' ? S.withdrawalWebhook : null;
+    type === 'transaction.status_changed'
+      ? S.transactionPostback
+      : type === 'subscription.status_changed'
+        ? S.subscriptionPostback
+        : type === 'refund.status_changed'
+          ? S.refundPostback
+          : type === 'WITHDRAWAL'
+            ? S.withdrawalWebhook
+            : null;
   if (!schema) return `delivery of unknown type ${JSON.stringify(type)}`;
   const signed = typeof headers['x-signature'] === 'string';
   if (type === 'WITHDRAWAL' && signed) return 'withdrawal webhook carries X-Signature (spec 6.2 says none)';

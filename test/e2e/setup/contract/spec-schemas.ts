@@ -242,8 +242,11 @@ const withdrawalFields = {
 export const withdrawalCreated = { ...shape(withdrawalFields), not: { required: ['updatedAt'] } };
 export const withdrawalLookup = shape({ ...withdrawalFields, updatedAt: isoDate });
 
-/** 6.1 with platform.md §5: `previousStatus` is null on the event that announces a creation. */
-const postbackFields = { id: string, previousStatus: nullable(string), status: string, changedAt: isoDate };
+/**
+ * 6.1 with platform.md §5: `previousStatus` is null on the event that announces a creation; `sequence`
+ * (issue 23) numbers the events of one sale or subscription from 1.
+ */
+const postbackFields = { id: string, previousStatus: nullable(string), status: string, changedAt: isoDate, sequence: { type: 'integer', minimum: 1 } };
 export const transactionPostback = shape({ ...postbackFields, type: { const: 'transaction.status_changed' }, status: saleStatus, previousStatus: nullable(saleStatus), data: transaction });
 export const subscriptionPostback = shape({
   ...postbackFields,
@@ -251,6 +254,15 @@ export const subscriptionPostback = shape({
   status: subscriptionStatus,
   previousStatus: nullable(subscriptionStatus),
   data: subscription,
+});
+
+/** A refund's status change (issue 21), on its sale's sequence. */
+export const refundPostback = shape({
+  ...postbackFields,
+  type: { const: 'refund.status_changed' },
+  status: { enum: ['PENDING', 'COMPLETED', 'FAILED'] },
+  previousStatus: nullable({ enum: ['PENDING', 'COMPLETED', 'FAILED'] }),
+  data: { type: 'object' },
 });
 
 /** 6.2 */
