@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { verifySignature } from '../../src/domain/postback-signature';
 import { createSeller, TestSeller } from './setup/factories';
+import { eventually } from './setup/processes';
 import { Receiver, ReceivedRequest } from './setup/receiver';
 import { createSale, saleBody, sendEvent } from './setup/sales';
 import { verifiesWith } from './setup/standard-webhooks';
@@ -16,16 +17,6 @@ function verifies(secret: string, request: ReceivedRequest): { standard: boolean
     standard: verifiesWith(secret, request.headers as Record<string, unknown>, request.rawBody),
     xSignature: verifySignature(secret, request.rawBody, String(request.headers['x-signature']), now()),
   };
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('Events an integrator can rely on (issue 23)', () => {
