@@ -181,6 +181,30 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(paid.total - (await balanceOf(t, seller)).total).toBe(net);
   });
 
+  it('never refunds more than a PIX sale when 8 refunds of a quarter are asked for at once: 4 made at the PSP, 4 refused', async () => {
+    const sale = await createPixSale({ amount: 10000 });
+    const pix = await psp.pay(await txidOf(sale.id));
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'the sale paid');
+
+    const answers = await Promise.all(Array.from({ length: 8 }, () => t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 2500 })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 201, 201, 201, 422, 422, 422, 422]);
+    for (const answer of answers.filter((a) => a.status === 201)) expect(answer.body).toMatchObject({ saleId: sale.id, amount: 2500, status: 'PENDING' });
+    for (const answer of answers.filter((a) => a.status === 422)) expect(answer.body).toMatchObject({ error: 'REFUND_EXCEEDS_REMAINING', message: expect.any(String) });
+
+    // At the PSP: four returns of this Pix, each under its own id, adding up to exactly the sale.
+    const returns = psp.refunds().filter((r) => r.e2eid === pix.endToEndId);
+    expect(returns).toHaveLength(4);
+    expect(new Set(returns.map((r) => r.devolucao.id)).size).toBe(4);
+    expect(returns.map((r) => r.devolucao.valor)).toEqual(['25.00', '25.00', '25.00', '25.00']);
+    expect(psp.requests.filter((r) => r.method === 'PUT' && r.path.startsWith(`/v2/pix/${pix.endToEndId}/devolucao/`) && r.status !== 201)).toEqual([]);
+
+    await psp.settleRefunds('DEVOLVIDO');
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'ESTORNADO', 'the sale refunded in full');
+    const list = await t.http.get(`/api/sales/${sale.id}/refunds`).set(seller.headers).expect(200);
+    expect(list.body).toMatchObject({ refundedAmount: 10000, refundableAmount: 0 });
+    expect(list.body.refunds.map((r: { status: string }) => r.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
+  });
+
   it('keeps working through an expired token and 5xx answers, retried with backoff', async () => {
     psp.expireTokens();
     const issued = psp.tokensIssued;
