@@ -214,8 +214,17 @@ describe('PIX through API Pix (issue 21)', () => {
     psp.failNext(2, { status: 503, path: /\/cob\// });
     const second = await createPixSale({ amount: 2600 });
     expect(psp.cob(await txidOf(second.id))?.valor.original).toBe('26.00');
+    // The PSP holds the next answer past the client's timeout (API_PIX_TIMEOUT_MS, 1500 above): the client
+    // gives up on it, sends the same PUT again, and answers with the retry's charge before the first is even handled.
     psp.delayNext(1, 2500, { path: /\/cob\// });
+    const started = Date.now();
     const third = await createPixSale({ amount: 2700 });
-    expect(psp.cob(await txidOf(third.id))?.valor.original).toBe('27.00');
+    expect(Date.now() - started).toBeLessThan(2500);
+    const thirdTxid = await txidOf(third.id);
+    expect(psp.cob(thirdTxid)?.valor.original).toBe('27.00');
+    const puts = () => psp.requests.filter((r) => r.method === 'PUT' && r.path === `/v2/cob/${thirdTxid}`);
+    // The one given up on is logged by the simulator once it is handled, 2.5 s after it arrived.
+    await eventually(async () => puts().length, (n) => n >= 2, 'the timed-out PUT handled by the PSP');
+    expect(puts()).toHaveLength(2);
   });
 });
