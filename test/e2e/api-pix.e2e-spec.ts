@@ -205,6 +205,35 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(list.body.refunds.map((r: { status: string }) => r.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
   });
 
+  const salesOfSeller = async () => (await t.db.query(`SELECT count(*)::int AS n FROM sales WHERE seller_id = $1`, [seller.id]))[0].n as number;
+  const cobPuts = () => psp.requests.filter((r) => r.method === 'PUT' && r.path.startsWith('/v2/cob/')).length;
+
+  it('a PIX charge the PSP refuses (RFC 7807, 4xx) is answered 422 PSP_REFUSED with the PSP’s reason, is not retried, and leaves no sale', async () => {
+    const sales = await salesOfSeller();
+    const puts = cobPuts();
+    const detail = 'O campo cob.valor.original excede o limite de valor por cobrança deste recebedor.';
+    psp.refuseNext(1, 'CobOperacaoInvalida', { method: 'PUT', path: /\/cob\// , detail });
+    const refused = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3100 })).expect(422);
+    expect(refused.body).toEqual({ error: 'PSP_REFUSED', message: expect.stringContaining(`400 Cobrança inválida.: ${detail}`) });
+    expect(refused.headers['retry-after']).toBeUndefined();
+    expect(JSON.stringify(refused.body)).not.toContain(CLIENT_SECRET);
+    expect(cobPuts()).toBe(puts + 1);
+    expect(await salesOfSeller()).toBe(sales);
+    // The PSP's refusal was of that request only: the next sale goes through.
+    await createPixSale({ amount: 3100 });
+  });
+
+  it('a PSP that stays unavailable through every retry is answered 503 SERVICE_UNAVAILABLE with Retry-After, and leaves no sale', async () => {
+    const sales = await salesOfSeller();
+    const puts = cobPuts();
+    psp.failNext(3, { status: 503, method: 'PUT', path: /\/cob\// });
+    const busy = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3200 })).expect(503);
+    expect(busy.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('retry'), requestId: expect.any(String) });
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(cobPuts()).toBe(puts + 3);
+    expect(await salesOfSeller()).toBe(sales);
+  });
+
   it('keeps working through an expired token and 5xx answers, retried with backoff', async () => {
     psp.expireTokens();
     const issued = psp.tokensIssued;
