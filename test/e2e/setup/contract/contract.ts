@@ -66,6 +66,16 @@ const refund = S.shape({
   createdAt: { type: 'string', format: 'date-time' },
   completedAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
 });
+const refundStatus = { enum: ['PENDING', 'COMPLETED', 'FAILED'] };
+/** A refund's signed postback (issue 21, beside spec 6.1's): the envelope of 6.1 around the refund as the API shows it. */
+const refundPostback = S.shape({
+  id: { type: 'string' },
+  type: { const: 'refund.status_changed' },
+  previousStatus: { anyOf: [refundStatus, { type: 'null' }] },
+  status: refundStatus,
+  changedAt: { type: 'string', format: 'date-time' },
+  data: refund,
+});
 const refundList = S.shape({ refunds: { type: 'array', items: refund }, refundedAmount: cents, refundableAmount: cents });
 const reconciliation = S.shape({
   from: { type: 'string', format: 'date-time' },
@@ -223,7 +233,13 @@ export function answerViolation(method: string, url: string, status: number, con
 export function deliveryViolation(headers: Record<string, unknown>, body: unknown): string | null {
   const type = (body as { type?: unknown } | null)?.type;
   const schema =
-    type === 'transaction.status_changed' ? S.transactionPostback : type === 'subscription.status_changed' ? S.subscriptionPostback : type === 'WITHDRAWAL' ? S.withdrawalWebhook : null;
+    type === 'transaction.status_changed' ? S.transactionPostback : type === 'subscription.status_changed'
+        ? S.subscriptionPostback
+        : type === 'refund.status_changed'
+          ? refundPostback
+          : type === 'WITHDRAWAL'
+            ? S.withdrawalWebhook
+            : null;
   if (!schema) return `delivery of unknown type ${JSON.stringify(type)}`;
   const signed = typeof headers['x-signature'] === 'string';
   if (type === 'WITHDRAWAL' && signed) return 'withdrawal webhook carries X-Signature (spec 6.2 says none)';
