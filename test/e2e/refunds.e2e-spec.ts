@@ -99,6 +99,18 @@ describe('POST/GET /api/sales/{id}/refunds (issue 21)', () => {
     }
   });
 
+  it('refunds a PIX sale 89 days after its payment and refuses it REFUND_WINDOW_EXPIRED at 91 (the BCB’s 90-day window, not the card’s 180)', async () => {
+    const sale = await createSale(t, seller, saleBody('PIX', { amount: 3000 }));
+    expect((await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
+    await t.db.query(`UPDATE sales SET completed_at = now() - interval '91 days' WHERE id = $1`, [sale.id]);
+    await refund(sale.id, { amount: 1000 })
+      .expect(422)
+      .expect(({ body }) => expect(body).toEqual({ error: 'REFUND_WINDOW_EXPIRED', message: expect.stringContaining('90 days') }));
+    expect(await statusOf(sale.id)).toBe('PAGO');
+    await t.db.query(`UPDATE sales SET completed_at = now() - interval '89 days' WHERE id = $1`, [sale.id]);
+    await refund(sale.id, { amount: 1000 }).expect(201);
+  });
+
   it('refuses what cannot be refunded, in the sales family shape', async () => {
     const pending = await createSale(t, seller, saleBody('PIX'));
     await refund(pending.id).expect(409).expect(({ body }) => expect(body).toMatchObject({ error: 'SALE_NOT_REFUNDABLE', message: expect.stringContaining('PENDENTE') }));
