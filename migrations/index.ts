@@ -16,6 +16,7 @@ import { AddInvitationRevocation1795460000000 } from './1795460000000-AddInvitat
 import { MakeLedgerDoubleEntry1795470000000 } from './1795470000000-MakeLedgerDoubleEntry';
 import { AddPixProviderAndRefunds1795480000000 } from './1795480000000-AddPixProviderAndRefunds';
 import { AddAutomaticPix1795490000000 } from './1795490000000-AddAutomaticPix';
+import { AddAutomaticPixInbox1795500000000 } from './1795500000000-AddAutomaticPixInbox';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   MakeLedgerDoubleEntry1795470000000,
   AddPixProviderAndRefunds1795480000000,
   AddAutomaticPix1795490000000,
+  AddAutomaticPixInbox1795500000000,
 ];

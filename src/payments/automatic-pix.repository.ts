@@ -10,6 +10,17 @@ const AUTHORIZATION_POLL = new Lease({ table: 'subscriptions', column: 'automati
 /** An authorized recurrence is asked about hourly: the net under the webhook for a payer who revokes it in their bank. */
 const AUTHORIZED_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 hour' });
 
+/** The PSP's notifications waiting in automatic_pix_inbox are handed to one instance at a time for a minute (a process that dies lets them go). */
+const NOTIFIED_LEASE = new Lease({ table: 'automatic_pix_inbox', column: 'claimed_at', duration: '1 minute' });
+
+/** What a Pix Automático notification named: a recurrence (`rec`, its idRec) or a recurring charge (`cobr`, its txid). */
+export type NotifiedKind = 'rec' | 'cobr';
+export interface NotifiedItem {
+  id: number;
+  kind: NotifiedKind;
+  resourceId: string;
+}
+
 /** A renewal collected by Pix Automático, as the jobs read it. */
 export interface AutomaticCharge {
   saleId: number;
@@ -147,6 +158,38 @@ export class AutomaticPixRepository {
   async openingSale(subscriptionId: number, manager: EntityManager): Promise<number | null> {
     const [row]: Array<{ id: number }> = await manager.query(`SELECT id FROM sales WHERE subscription_id = $1 AND billing_period = 0 ORDER BY id LIMIT 1`, [subscriptionId]);
     return row?.id ?? null;
+  }
+
+  /** A notification's ids, kept before it is answered: each once while it waits (a repeated notification finds it there). */
+  async enqueueNotified(kind: NotifiedKind, resourceIds: string[]): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[]) ON CONFLICT (kind, resource_id) DO NOTHING`,
+      [kind, resourceIds],
+    );
+  }
+
+  /** Notified ids due to be checked with the PSP, each leased for a minute. */
+  async claimNotified(limit: number): Promise<NotifiedItem[]> {
+    const rows = await NOTIFIED_LEASE.claim<{ id: number; kind: NotifiedKind; resource_id: string }>(
+      this.dataSource,
+      `SELECT id FROM automatic_pix_inbox WHERE next_attempt_at <= now() AND ${NOTIFIED_LEASE.free()} ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+      ['id', 'kind', 'resource_id'],
+    );
+    return rows.map((row) => ({ id: row.id, kind: row.kind, resourceId: row.resource_id }));
+  }
+
+  async doneNotified(id: number): Promise<void> {
+    await this.dataSource.query(`DELETE FROM automatic_pix_inbox WHERE id = $1`, [id]);
+  }
+
+  /** A check that failed: tried again later, later each time (up to 10 minutes apart). */
+  async retryNotified(id: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE automatic_pix_inbox SET attempts = attempts + 1, claimed_at = NULL,
+              next_attempt_at = now() + make_interval(secs => least(600, 2 ^ least(attempts, 10))) WHERE id = $1`,
+      [id],
+    );
   }
 
   /** The seller's subscriptions whose authorization is among `recurrenceIds` (the webhook's). */

@@ -16,16 +16,18 @@ import { Cents } from '../domain/money';
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { cancelledColumns } from '../domain/subscription-outcome';
 import { isFinalSubscriptionStatus } from '../domain/subscription-status';
-import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recurringChargeTxid, RecurrenceState } from '../providers/automatic-pix.port';
+import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recurringChargeTxid, RecurrenceState, saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
 import { pixTxid } from '../providers/pix-provider.port';
 import { SalesRepository } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { AutomaticCharge, AutomaticPixRepository } from './automatic-pix.repository';
+import { AutomaticCharge, AutomaticPixRepository, NotifiedKind } from './automatic-pix.repository';
 import { MoneyPipeline } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
 
 const BATCH = 200;
+/** Notified recurrences and recurring charges checked per pass of the inbox worker. */
+const NOTIFIED_BATCH = 50;
 
 /** What the Pix Automático jobs did in one pass. */
 export interface AutomaticPixSummary {
@@ -119,6 +121,38 @@ export class AutomaticPixService {
     } catch (error) {
       this.failed(error, 'closing of a stopped subscription at the PSP', subscriptionId);
     }
+  }
+
+  /**
+   * The ids a PSP notification names (POST <webhook>/rec: recurrences; /cobr: recurring charges' txids),
+   * kept before the notification is answered 200: the body is not trusted (each is fetched from the PSP
+   * by processNotified), and a process that dies after the 200 loses nothing.
+   */
+  async notified(kind: NotifiedKind, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.repository.enqueueNotified(kind, ids);
+  }
+
+  /**
+   * The notified recurrences and recurring charges waiting: each asked about at the PSP and applied as it
+   * reports them (a repeated notification finds the state applied and changes nothing), then dropped; one
+   * whose check fails is tried again later. How many were looked at.
+   */
+  async processNotified(now: Date): Promise<number> {
+    const claimed = await this.repository.claimNotified(NOTIFIED_BATCH);
+    for (const item of claimed) {
+      try {
+        if (item.kind === 'rec') await this.syncRecurrences([item.resourceId], now);
+        else {
+          const saleId = saleIdOfRecurringTxid(item.resourceId);
+          if (saleId !== null) await this.syncCharges([saleId], now);
+        }
+        await this.repository.doneNotified(item.id);
+      } catch (error) {
+        this.logger.warn({ err: error, kind: item.kind, id: item.resourceId }, 'A Pix Automático notification could not be checked with the PSP; retrying later');
+        await this.repository.retryNotified(item.id).catch(() => undefined);
+      }
+    }
+    return claimed.length;
   }
 
   /** The subscriptions of these recurrences (the PSP's webhook), their authorizations asked about now. */
