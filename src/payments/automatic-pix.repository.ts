@@ -19,6 +19,8 @@ export interface NotifiedItem {
   id: number;
   kind: NotifiedKind;
   resourceId: string;
+  /** How many notifications named it while it waited: the row is dropped only if none came during its check. */
+  notifications: number;
 }
 
 /** A renewal collected by Pix Automático, as the jobs read it. */
@@ -160,27 +162,33 @@ export class AutomaticPixRepository {
     return row?.id ?? null;
   }
 
-  /** A notification's ids, kept before it is answered: each once while it waits (a repeated notification finds it there). */
+  /**
+   * A notification's ids, kept before it is answered: each once while it waits. One already waiting is
+   * counted again and made due now: it may be under a check that read the PSP before this change.
+   */
   async enqueueNotified(kind: NotifiedKind, resourceIds: string[]): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[]) ON CONFLICT (kind, resource_id) DO NOTHING`,
+      `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[])
+       ON CONFLICT (kind, resource_id) DO UPDATE SET notifications = automatic_pix_inbox.notifications + 1, next_attempt_at = now()`,
       [kind, resourceIds],
     );
   }
 
   /** Notified ids due to be checked with the PSP, each leased for a minute. */
   async claimNotified(limit: number): Promise<NotifiedItem[]> {
-    const rows = await NOTIFIED_LEASE.claim<{ id: number; kind: NotifiedKind; resource_id: string }>(
+    const rows = await NOTIFIED_LEASE.claim<{ id: number; kind: NotifiedKind; resource_id: string; notifications: number }>(
       this.dataSource,
       `SELECT id FROM automatic_pix_inbox WHERE next_attempt_at <= now() AND ${NOTIFIED_LEASE.free()} ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
-      ['id', 'kind', 'resource_id'],
+      ['id', 'kind', 'resource_id', 'notifications'],
     );
-    return rows.map((row) => ({ id: row.id, kind: row.kind, resourceId: row.resource_id }));
+    return rows.map((row) => ({ id: row.id, kind: row.kind, resourceId: row.resource_id, notifications: row.notifications }));
   }
 
-  async doneNotified(id: number): Promise<void> {
-    await this.dataSource.query(`DELETE FROM automatic_pix_inbox WHERE id = $1`, [id]);
+  /** A check done: the row dropped, unless another notification came meanwhile (then it is given back, to be checked again). */
+  async doneNotified(item: NotifiedItem): Promise<void> {
+    const [, dropped] = (await this.dataSource.query(`DELETE FROM automatic_pix_inbox WHERE id = $1 AND notifications = $2`, [item.id, item.notifications])) as [unknown, number];
+    if (dropped === 0) await NOTIFIED_LEASE.release(this.dataSource, [item.id]);
   }
 
   /** A check that failed: tried again later, later each time (up to 10 minutes apart). */

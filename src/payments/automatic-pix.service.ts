@@ -146,7 +146,7 @@ export class AutomaticPixService {
           const saleId = saleIdOfRecurringTxid(item.resourceId);
           if (saleId !== null) await this.syncCharges([saleId], now);
         }
-        await this.repository.doneNotified(item.id);
+        await this.repository.doneNotified(item);
       } catch (error) {
         this.logger.warn({ err: error, kind: item.kind, id: item.resourceId }, 'A Pix Automático notification could not be checked with the PSP; retrying later');
         await this.repository.retryNotified(item.id).catch(() => undefined);
