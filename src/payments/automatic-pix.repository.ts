@@ -7,6 +7,12 @@ import { Lease } from '../database/leases';
 /** How often an open recurring charge, or an authorization still waiting for the payer, is asked about (the webhook is the fast path). */
 const CHARGE_POLL = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '1 minute' });
 const AUTHORIZATION_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 minute' });
+/**
+ * A renewal's recurring charge is sent by one instance: the charges due are claimed on the same column,
+ * before they are sent (the poll above leases only sent ones), for ten minutes, ten at a time (each send is
+ * at most three tries of API_PIX_TIMEOUT_MS), so the lease outlasts the work; markSent gives it back.
+ */
+const CHARGE_SEND = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '10 minutes' });
 /** An authorized recurrence is asked about hourly: the net under the webhook for a payer who revokes it in their bank. */
 const AUTHORIZED_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 hour' });
 
@@ -45,15 +51,26 @@ const CHARGE_COLUMNS = `s.id AS "saleId", s.seller_id AS "sellerId", s.subscript
 export class AutomaticPixRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy` (YYYY-MM-DD), not sent yet. */
-  async chargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
-    return this.dataSource.query(
-      `SELECT ${CHARGE_COLUMNS} FROM sales s JOIN subscriptions sub ON sub.id = s.subscription_id
-        WHERE s.automatic_pix_due_date IS NOT NULL AND s.status = 'PENDENTE' AND s.automatic_pix_sent_at IS NULL
-          AND s.automatic_pix_due_date <= $1 AND ($2::int IS NULL OR s.seller_id = $2) AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
-        ORDER BY s.automatic_pix_due_date LIMIT $3`,
+  /**
+   * Renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy`
+   * (YYYY-MM-DD), not sent yet, each leased (CHARGE_SEND) so that no other instance sends it meanwhile.
+   */
+  async claimChargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
+    const claimed = await CHARGE_SEND.claim(
+      this.dataSource,
+      `SELECT id FROM sales
+        WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL
+          AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND ${CHARGE_SEND.free()}
+          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING')
+        ORDER BY automatic_pix_due_date LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [sendBy, sellerId, limit],
     );
+    return this.charges(claimed.map((row) => row.id));
+  }
+
+  /** Gives back the send lease of charges whose sending failed, so that the next pass tries them at once. */
+  async releaseChargesToSend(saleIds: number[]): Promise<void> {
+    await CHARGE_SEND.release(this.dataSource, saleIds);
   }
 
   /** Sent charges still open (PENDENTE), each leased for a minute so that instances never ask about one together. */
@@ -92,8 +109,9 @@ export class AutomaticPixRepository {
     );
   }
 
+  /** The charge is at the PSP: its send lease given back, so that the open-charge poll may ask about it at once. */
   async markSent(saleId: number, at: Date): Promise<void> {
-    await this.dataSource.query(`UPDATE sales SET automatic_pix_sent_at = $2 WHERE id = $1 AND automatic_pix_sent_at IS NULL`, [saleId, at]);
+    await this.dataSource.query(`UPDATE sales SET automatic_pix_sent_at = $2, automatic_pix_checked_at = NULL WHERE id = $1 AND automatic_pix_sent_at IS NULL`, [saleId, at]);
   }
 
   async markRetryAsked(saleId: number, retries: number): Promise<void> {
