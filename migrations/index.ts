@@ -17,6 +17,7 @@ import { MakeLedgerDoubleEntry1795470000000 } from './1795470000000-MakeLedgerDo
 import { AddPixProviderAndRefunds1795480000000 } from './1795480000000-AddPixProviderAndRefunds';
 import { AddAutomaticPix1795490000000 } from './1795490000000-AddAutomaticPix';
 import { AddEventsApi1795500000000 } from './1795500000000-AddEventsApi';
+import { AddAutomaticPixInbox1795510000000 } from './1795510000000-AddAutomaticPixInbox';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   AddPixProviderAndRefunds1795480000000,
   AddAutomaticPix1795490000000,
   AddEventsApi1795500000000,
+  AddAutomaticPixInbox1795510000000,
 ];

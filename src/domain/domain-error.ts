@@ -40,6 +40,8 @@ export const ERROR_CODES = [
   'SALE_NOT_REFUNDABLE',
   'REFUND_EXCEEDS_REMAINING',
   'REFUND_WINDOW_EXPIRED',
+  // the PIX provider (PSP) refused what was asked with an RFC 7807 problem (4xx): asking again will not help
+  'PSP_REFUSED',
   // the service is saturated for a moment (no database connection in time): retry after Retry-After
   'SERVICE_UNAVAILABLE',
   // anything unexpected

@@ -7,8 +7,27 @@ import { Lease } from '../database/leases';
 /** How often an open recurring charge, or an authorization still waiting for the payer, is asked about (the webhook is the fast path). */
 const CHARGE_POLL = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '1 minute' });
 const AUTHORIZATION_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 minute' });
+/**
+ * A renewal's recurring charge is sent by one instance: the charges due are claimed on the same column,
+ * before they are sent (the poll above leases only sent ones), for ten minutes, ten at a time (each send is
+ * at most three tries of API_PIX_TIMEOUT_MS), so the lease outlasts the work; markSent gives it back.
+ */
+const CHARGE_SEND = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '10 minutes' });
 /** An authorized recurrence is asked about hourly: the net under the webhook for a payer who revokes it in their bank. */
 const AUTHORIZED_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 hour' });
+
+/** The PSP's notifications waiting in automatic_pix_inbox are handed to one instance at a time for a minute (a process that dies lets them go). */
+const NOTIFIED_LEASE = new Lease({ table: 'automatic_pix_inbox', column: 'claimed_at', duration: '1 minute' });
+
+/** What a Pix Automático notification named: a recurrence (`rec`, its idRec) or a recurring charge (`cobr`, its txid). */
+export type NotifiedKind = 'rec' | 'cobr';
+export interface NotifiedItem {
+  id: number;
+  kind: NotifiedKind;
+  resourceId: string;
+  /** How many notifications named it while it waited: the row is dropped only if none came during its check. */
+  notifications: number;
+}
 
 /** A renewal collected by Pix Automático, as the jobs read it. */
 export interface AutomaticCharge {
@@ -32,15 +51,26 @@ const CHARGE_COLUMNS = `s.id AS "saleId", s.seller_id AS "sellerId", s.subscript
 export class AutomaticPixRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy` (YYYY-MM-DD), not sent yet. */
-  async chargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
-    return this.dataSource.query(
-      `SELECT ${CHARGE_COLUMNS} FROM sales s JOIN subscriptions sub ON sub.id = s.subscription_id
-        WHERE s.automatic_pix_due_date IS NOT NULL AND s.status = 'PENDENTE' AND s.automatic_pix_sent_at IS NULL
-          AND s.automatic_pix_due_date <= $1 AND ($2::int IS NULL OR s.seller_id = $2) AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
-        ORDER BY s.automatic_pix_due_date LIMIT $3`,
+  /**
+   * Renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy`
+   * (YYYY-MM-DD), not sent yet, each leased (CHARGE_SEND) so that no other instance sends it meanwhile.
+   */
+  async claimChargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
+    const claimed = await CHARGE_SEND.claim(
+      this.dataSource,
+      `SELECT id FROM sales
+        WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL
+          AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND ${CHARGE_SEND.free()}
+          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING')
+        ORDER BY automatic_pix_due_date LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [sendBy, sellerId, limit],
     );
+    return this.charges(claimed.map((row) => row.id));
+  }
+
+  /** Gives back the send lease of charges whose sending failed, so that the next pass tries them at once. */
+  async releaseChargesToSend(saleIds: number[]): Promise<void> {
+    await CHARGE_SEND.release(this.dataSource, saleIds);
   }
 
   /** Sent charges still open (PENDENTE), each leased for a minute so that instances never ask about one together. */
@@ -79,8 +109,9 @@ export class AutomaticPixRepository {
     );
   }
 
+  /** The charge is at the PSP: its send lease given back, so that the open-charge poll may ask about it at once. */
   async markSent(saleId: number, at: Date): Promise<void> {
-    await this.dataSource.query(`UPDATE sales SET automatic_pix_sent_at = $2 WHERE id = $1 AND automatic_pix_sent_at IS NULL`, [saleId, at]);
+    await this.dataSource.query(`UPDATE sales SET automatic_pix_sent_at = $2, automatic_pix_checked_at = NULL WHERE id = $1 AND automatic_pix_sent_at IS NULL`, [saleId, at]);
   }
 
   async markRetryAsked(saleId: number, retries: number): Promise<void> {
@@ -147,6 +178,44 @@ export class AutomaticPixRepository {
   async openingSale(subscriptionId: number, manager: EntityManager): Promise<number | null> {
     const [row]: Array<{ id: number }> = await manager.query(`SELECT id FROM sales WHERE subscription_id = $1 AND billing_period = 0 ORDER BY id LIMIT 1`, [subscriptionId]);
     return row?.id ?? null;
+  }
+
+  /**
+   * A notification's ids, kept before it is answered: each once while it waits. One already waiting is
+   * counted again and made due now: it may be under a check that read the PSP before this change.
+   */
+  async enqueueNotified(kind: NotifiedKind, resourceIds: string[]): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[])
+       ON CONFLICT (kind, resource_id) DO UPDATE SET notifications = automatic_pix_inbox.notifications + 1, next_attempt_at = now()`,
+      [kind, resourceIds],
+    );
+  }
+
+  /** Notified ids due to be checked with the PSP, each leased for a minute. */
+  async claimNotified(limit: number): Promise<NotifiedItem[]> {
+    const rows = await NOTIFIED_LEASE.claim<{ id: number; kind: NotifiedKind; resource_id: string; notifications: number }>(
+      this.dataSource,
+      `SELECT id FROM automatic_pix_inbox WHERE next_attempt_at <= now() AND ${NOTIFIED_LEASE.free()} ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+      ['id', 'kind', 'resource_id', 'notifications'],
+    );
+    return rows.map((row) => ({ id: row.id, kind: row.kind, resourceId: row.resource_id, notifications: row.notifications }));
+  }
+
+  /** A check done: the row dropped, unless another notification came meanwhile (then it is given back, to be checked again). */
+  async doneNotified(item: NotifiedItem): Promise<void> {
+    const [, dropped] = (await this.dataSource.query(`DELETE FROM automatic_pix_inbox WHERE id = $1 AND notifications = $2`, [item.id, item.notifications])) as [unknown, number];
+    if (dropped === 0) await NOTIFIED_LEASE.release(this.dataSource, [item.id]);
+  }
+
+  /** A check that failed: tried again later, later each time (up to 10 minutes apart). */
+  async retryNotified(id: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE automatic_pix_inbox SET attempts = attempts + 1, claimed_at = NULL,
+              next_attempt_at = now() + make_interval(secs => least(600, 2 ^ least(attempts, 10))) WHERE id = $1`,
+      [id],
+    );
   }
 
   /** The seller's subscriptions whose authorization is among `recurrenceIds` (the webhook's). */

@@ -16,16 +16,20 @@ import { Cents } from '../domain/money';
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { cancelledColumns } from '../domain/subscription-outcome';
 import { isFinalSubscriptionStatus } from '../domain/subscription-status';
-import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recurringChargeTxid, RecurrenceState } from '../providers/automatic-pix.port';
+import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recurringChargeTxid, RecurrenceState, saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
 import { pixTxid } from '../providers/pix-provider.port';
 import { SalesRepository } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { AutomaticCharge, AutomaticPixRepository } from './automatic-pix.repository';
+import { AutomaticCharge, AutomaticPixRepository, NotifiedKind } from './automatic-pix.repository';
 import { MoneyPipeline } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
 
 const BATCH = 200;
+/** Recurring charges claimed at a time for sending (see CHARGE_SEND: the lease must outlast their sends). */
+const SEND_BATCH = 10;
+/** Notified recurrences and recurring charges checked per pass of the inbox worker. */
+const NOTIFIED_BATCH = 50;
 
 /** What the Pix Automático jobs did in one pass. */
 export interface AutomaticPixSummary {
@@ -121,6 +125,38 @@ export class AutomaticPixService {
     }
   }
 
+  /**
+   * The ids a PSP notification names (POST <webhook>/rec: recurrences; /cobr: recurring charges' txids),
+   * kept before the notification is answered 200: the body is not trusted (each is fetched from the PSP
+   * by processNotified), and a process that dies after the 200 loses nothing.
+   */
+  async notified(kind: NotifiedKind, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.repository.enqueueNotified(kind, ids);
+  }
+
+  /**
+   * The notified recurrences and recurring charges waiting: each asked about at the PSP and applied as it
+   * reports them (a repeated notification finds the state applied and changes nothing), then dropped; one
+   * whose check fails is tried again later. How many were looked at.
+   */
+  async processNotified(now: Date): Promise<number> {
+    const claimed = await this.repository.claimNotified(NOTIFIED_BATCH);
+    for (const item of claimed) {
+      try {
+        if (item.kind === 'rec') await this.syncRecurrences([item.resourceId], now);
+        else {
+          const saleId = saleIdOfRecurringTxid(item.resourceId);
+          if (saleId !== null) await this.syncCharges([saleId], now);
+        }
+        await this.repository.doneNotified(item);
+      } catch (error) {
+        this.logger.warn({ err: error, kind: item.kind, id: item.resourceId }, 'A Pix Automático notification could not be checked with the PSP; retrying later');
+        await this.repository.retryNotified(item.id).catch(() => undefined);
+      }
+    }
+    return claimed.length;
+  }
+
   /** The subscriptions of these recurrences (the PSP's webhook), their authorizations asked about now. */
   async syncRecurrences(recurrenceIds: string[], now: Date): Promise<void> {
     for (const id of await this.repository.subscriptionsOfRecurrences(recurrenceIds)) await this.syncAuthorization(id, now);
@@ -210,33 +246,55 @@ export class AutomaticPixService {
   }
 
   /**
-   * Sends the recurring charges due within the lead (each once; the PSP answers a repeated txid with
-   * the charge it has). One whose authorization no longer holds, or sent too late for the BCB's window,
-   * becomes a plain PIX sale with its QR: the customer pays it by hand, as a PIX renewal.
+   * Sends the recurring charges due within the lead, each claimed first (a lease on the sale: two
+   * instances never send the same one; the PSP's txid idempotency is only the net under a lease that
+   * ran out). One whose authorization no longer holds, or sent too late for the BCB's window, becomes a
+   * plain PIX sale with its QR: the customer pays it by hand, as a PIX renewal. One that fails is given
+   * back at the end of the pass, for the next one.
    */
   async sendDue(now: Date, sellerId: number | null): Promise<number> {
+    const sendBy = brazilDate(addDays(now, AUTOMATIC_PIX_LEAD_DAYS));
+    const failed: number[] = [];
     let sent = 0;
-    for (const charge of await this.repository.chargesToSend(brazilDate(addDays(now, AUTOMATIC_PIX_LEAD_DAYS)), sellerId, BATCH)) {
-      try {
-        if (charge.authorization === 'AUTHORIZED' && charge.recurrenceId && canStillSend(charge.dueDate, now)) {
-          const [sale] = await this.sales.findByIdsForUpdate([charge.saleId], this.dataSource.manager);
-          await this.provider.createRecurringCharge({
-            txid: recurringChargeTxid(charge.saleId),
-            recurrenceId: charge.recurrenceId,
-            dueDate: charge.dueDate,
-            amountCents: sale.amountCents,
-            description: `Renewal of subscription ${charge.subscriptionId}`,
-          });
-          await this.repository.markSent(charge.saleId, now);
-          sent += 1;
-        } else if (charge.authorization !== 'PENDING') {
-          await this.fallBackToQr(charge, now);
+    try {
+      let looked = 0;
+      for (let claimed = await this.repository.claimChargesToSend(sendBy, sellerId, SEND_BATCH); claimed.length > 0; claimed = await this.repository.claimChargesToSend(sendBy, sellerId, SEND_BATCH)) {
+        for (const charge of claimed) {
+          const outcome = await this.sendOne(charge, now);
+          if (outcome === 'SENT') sent += 1;
+          if (outcome === 'FAILED') failed.push(charge.saleId);
         }
-      } catch (error) {
-        this.failed(error, 'sending of the charge', charge.saleId);
+        looked += claimed.length;
+        if (looked >= BATCH) break;
       }
+    } finally {
+      await this.repository.releaseChargesToSend(failed).catch((error: unknown) => this.failed(error, 'release of charges not sent', failed[0]));
     }
     return sent;
+  }
+
+  /** One claimed charge: sent to the PSP, fallen back to a QR, or failed (its lease given back at the end of the pass). */
+  private async sendOne(charge: AutomaticCharge, now: Date): Promise<'SENT' | 'FELL_BACK' | 'FAILED'> {
+    try {
+      if (charge.authorization === 'AUTHORIZED' && charge.recurrenceId && canStillSend(charge.dueDate, now)) {
+        const sale = await this.sales.findById(charge.saleId);
+        if (!sale) return 'FAILED';
+        await this.provider.createRecurringCharge({
+          txid: recurringChargeTxid(charge.saleId),
+          recurrenceId: charge.recurrenceId,
+          dueDate: charge.dueDate,
+          amountCents: sale.amountCents,
+          description: `Renewal of subscription ${charge.subscriptionId}`,
+        });
+        await this.repository.markSent(charge.saleId, now);
+        return 'SENT';
+      }
+      if (charge.authorization !== 'PENDING') await this.fallBackToQr(charge, now);
+      return 'FELL_BACK';
+    } catch (error) {
+      this.failed(error, 'sending of the charge', charge.saleId);
+      return 'FAILED';
+    }
   }
 
   /**
@@ -281,7 +339,8 @@ export class AutomaticPixService {
 
   private async fallBackToQr(charge: AutomaticCharge, now: Date): Promise<void> {
     const [subscription] = await this.subscriptions.findByIds([charge.subscriptionId]);
-    const [sale] = await this.sales.findByIdsForUpdate([charge.saleId], this.dataSource.manager);
+    const sale = await this.sales.findById(charge.saleId);
+    if (!subscription || !sale) return;
     const pix = await this.pixCharges.issue(
       charge.saleId,
       {

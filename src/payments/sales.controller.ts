@@ -34,7 +34,9 @@ export class SalesController {
     'FORBIDDEN',
     'MINIMUM_AMOUNT',
     'IDEMPOTENCY_KEY_REUSED',
+    'PSP_REFUSED',
     'RATE_LIMITED',
+    'SERVICE_UNAVAILABLE',
     'INTERNAL_ERROR',
   ])
   async create(

@@ -1,7 +1,6 @@
 import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
 import { NextFunction, Request, Response } from 'express';
 import { AutomaticPixService } from '../payments/automatic-pix.service';
-import { saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
 import { PixInboxWorker } from './pix.scheduler';
 import { PixReceiptsService } from './pix-receipts.service';
 
@@ -76,10 +75,11 @@ export class PixWebhookMiddleware implements NestMiddleware {
   }
 
   /**
-   * POST <path>/rec and <path>/cobr (Pix Automático): the recurrences and recurring charges named are
-   * asked about at the PSP and applied as it reports them; the body is never trusted. Answered 200 at
-   * once: the jobs poll what a lost notification would have told (pending authorizations and open
-   * charges every minute, authorized recurrences every hour).
+   * POST <path>/rec and <path>/cobr (Pix Automático), kept like /pix: the recurrence ids or recurring-charge
+   * txids named are written to automatic_pix_inbox before the 200 (503 when they cannot be, so that the PSP
+   * sends it again), then asked about at the PSP by the inbox worker and applied as it reports them; the
+   * body is never trusted. The jobs still poll what a notification never sent would have told (pending
+   * authorizations and open charges every minute, authorized recurrences every hour).
    */
   private async automaticNotification(kind: 'rec' | 'cobr', request: Request, response: Response): Promise<void> {
     const ids = notifiedAutomaticIds(kind, request.body);
@@ -88,15 +88,14 @@ export class PixWebhookMiddleware implements NestMiddleware {
       response.status(400).json({ type: 'about:blank', title: 'Not a Pix Automático notification', status: 400, detail: `Expected ${shape}` });
       return;
     }
+    try {
+      await this.automaticPix.notified(kind, ids);
+    } catch (error) {
+      this.logger.error({ err: error, kind }, 'Could not keep a Pix Automático notification; answering 503 so that it is sent again');
+      response.status(503).json({ type: 'about:blank', title: 'Try again later', status: 503 });
+      return;
+    }
     response.status(200).json({});
-    const now = new Date();
-    const work =
-      kind === 'rec'
-        ? this.automaticPix.syncRecurrences(ids, now)
-        : this.automaticPix.syncCharges(
-            ids.map(saleIdOfRecurringTxid).filter((id): id is number => id !== null),
-            now,
-          );
-    await work.catch((error: unknown) => this.logger.warn({ err: error, kind }, 'A Pix Automático notification could not be applied now; the jobs poll it'));
+    this.worker.kick();
   }
 }

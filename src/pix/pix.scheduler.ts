@@ -3,6 +3,7 @@ import { ExclusiveJob } from '../common/jobs/exclusive-job';
 import { AppConfig } from '../config/app-config';
 import { ApiPixProvider } from '../providers/api-pix/api-pix.provider';
 import { PIX_PROVIDER, PixProvider } from '../providers/pix-provider.port';
+import { AutomaticPixService } from '../payments/automatic-pix.service';
 import { PixReceiptsService } from './pix-receipts.service';
 import { PixReconciliationService, ReconciliationPass } from './pix-reconciliation.service';
 import { ApiPixAutomaticProvider } from '../providers/api-pix/api-pix-automatic.provider';
@@ -13,13 +14,19 @@ const INBOX_POLL_MS = 2000;
 /** Wait between two tries at registering the webhook. */
 const REGISTER_RETRY_MS = 30_000;
 
-/** Checks the PSP's notifications with the PSP, at once when one arrives, and every few seconds. */
+/**
+ * Checks the PSP's notifications with the PSP, at once when one arrives, and every few seconds: the Pix
+ * of pix_inbox, and Pix Automático's recurrences and recurring charges of automatic_pix_inbox.
+ */
 @Injectable()
 export class PixInboxWorker {
   private readonly job = new ExclusiveJob<number>(new Logger('PixInbox'), 'PSP notifications checked', () => false);
   private again = false;
 
-  constructor(private readonly receipts: PixReceiptsService) {}
+  constructor(
+    private readonly receipts: PixReceiptsService,
+    private readonly automaticPix: AutomaticPixService,
+  ) {}
 
   /** A pass now (or right after the one running). */
   kick(): void {
@@ -33,6 +40,7 @@ export class PixInboxWorker {
     await this.job.run(async () => {
       let checked = 0;
       for (let batch = await this.receipts.processInbox(); batch > 0; batch = await this.receipts.processInbox()) checked += batch;
+      for (let batch = await this.automaticPix.processNotified(new Date()); batch > 0; batch = await this.automaticPix.processNotified(new Date())) checked += batch;
       return checked;
     });
   }

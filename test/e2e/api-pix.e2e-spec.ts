@@ -181,6 +181,59 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(paid.total - (await balanceOf(t, seller)).total).toBe(net);
   });
 
+  it('never refunds more than a PIX sale when 8 refunds of a quarter are asked for at once: 4 made at the PSP, 4 refused', async () => {
+    const sale = await createPixSale({ amount: 10000 });
+    const pix = await psp.pay(await txidOf(sale.id));
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'the sale paid');
+
+    const answers = await Promise.all(Array.from({ length: 8 }, () => t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 2500 })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 201, 201, 201, 422, 422, 422, 422]);
+    for (const answer of answers.filter((a) => a.status === 201)) expect(answer.body).toMatchObject({ saleId: sale.id, amount: 2500, status: 'PENDING' });
+    for (const answer of answers.filter((a) => a.status === 422)) expect(answer.body).toMatchObject({ error: 'REFUND_EXCEEDS_REMAINING', message: expect.any(String) });
+
+    // At the PSP: four returns of this Pix, each under its own id, adding up to exactly the sale.
+    const returns = psp.refunds().filter((r) => r.e2eid === pix.endToEndId);
+    expect(returns).toHaveLength(4);
+    expect(new Set(returns.map((r) => r.devolucao.id)).size).toBe(4);
+    expect(returns.map((r) => r.devolucao.valor)).toEqual(['25.00', '25.00', '25.00', '25.00']);
+    expect(psp.requests.filter((r) => r.method === 'PUT' && r.path.startsWith(`/v2/pix/${pix.endToEndId}/devolucao/`) && r.status !== 201)).toEqual([]);
+
+    await psp.settleRefunds('DEVOLVIDO');
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'ESTORNADO', 'the sale refunded in full');
+    const list = await t.http.get(`/api/sales/${sale.id}/refunds`).set(seller.headers).expect(200);
+    expect(list.body).toMatchObject({ refundedAmount: 10000, refundableAmount: 0 });
+    expect(list.body.refunds.map((r: { status: string }) => r.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
+  });
+
+  const salesOfSeller = async () => (await t.db.query(`SELECT count(*)::int AS n FROM sales WHERE seller_id = $1`, [seller.id]))[0].n as number;
+  const cobPuts = () => psp.requests.filter((r) => r.method === 'PUT' && r.path.startsWith('/v2/cob/')).length;
+
+  it('a PIX charge the PSP refuses (RFC 7807, 4xx) is answered 422 PSP_REFUSED with the PSP’s reason, is not retried, and leaves no sale', async () => {
+    const sales = await salesOfSeller();
+    const puts = cobPuts();
+    const detail = 'O campo cob.valor.original excede o limite de valor por cobrança deste recebedor.';
+    psp.refuseNext(1, 'CobOperacaoInvalida', { method: 'PUT', path: /\/cob\// , detail });
+    const refused = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3100 })).expect(422);
+    expect(refused.body).toEqual({ error: 'PSP_REFUSED', message: expect.stringContaining(`400 Cobrança inválida.: ${detail}`) });
+    expect(refused.headers['retry-after']).toBeUndefined();
+    expect(JSON.stringify(refused.body)).not.toContain(CLIENT_SECRET);
+    expect(cobPuts()).toBe(puts + 1);
+    expect(await salesOfSeller()).toBe(sales);
+    // The PSP's refusal was of that request only: the next sale goes through.
+    await createPixSale({ amount: 3100 });
+  });
+
+  it('a PSP that stays unavailable through every retry is answered 503 SERVICE_UNAVAILABLE with Retry-After, and leaves no sale', async () => {
+    const sales = await salesOfSeller();
+    const puts = cobPuts();
+    psp.failNext(3, { status: 503, method: 'PUT', path: /\/cob\// });
+    const busy = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3200 })).expect(503);
+    expect(busy.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('retry'), requestId: expect.any(String) });
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(cobPuts()).toBe(puts + 3);
+    expect(await salesOfSeller()).toBe(sales);
+  });
+
   it('keeps working through an expired token and 5xx answers, retried with backoff', async () => {
     psp.expireTokens();
     const issued = psp.tokensIssued;
@@ -190,8 +243,17 @@ describe('PIX through API Pix (issue 21)', () => {
     psp.failNext(2, { status: 503, path: /\/cob\// });
     const second = await createPixSale({ amount: 2600 });
     expect(psp.cob(await txidOf(second.id))?.valor.original).toBe('26.00');
+    // The PSP holds the next answer past the client's timeout (API_PIX_TIMEOUT_MS, 1500 above): the client
+    // gives up on it, sends the same PUT again, and answers with the retry's charge before the first is even handled.
     psp.delayNext(1, 2500, { path: /\/cob\// });
+    const started = Date.now();
     const third = await createPixSale({ amount: 2700 });
-    expect(psp.cob(await txidOf(third.id))?.valor.original).toBe('27.00');
+    expect(Date.now() - started).toBeLessThan(2500);
+    const thirdTxid = await txidOf(third.id);
+    expect(psp.cob(thirdTxid)?.valor.original).toBe('27.00');
+    const puts = () => psp.requests.filter((r) => r.method === 'PUT' && r.path === `/v2/cob/${thirdTxid}`);
+    // The one given up on is logged by the simulator once it is handled, 2.5 s after it arrived.
+    await eventually(async () => puts().length, (n) => n >= 2, 'the timed-out PUT handled by the PSP');
+    expect(puts()).toHaveLength(2);
   });
 });

@@ -210,6 +210,40 @@ describe('Pix Automático through API Pix (issue 22)', () => {
     expect(psp.rec(recurrenceId)).toMatchObject({ status: 'CANCELADA', encerramento: { cancelamento: { solicitante: 'USUARIO_RECEBEDOR' } } });
   }, 60_000);
 
+  const waiting = async (resourceId: string) =>
+    (await t.db.query(`SELECT attempts FROM automatic_pix_inbox WHERE resource_id = $1`, [resourceId]))[0] as { attempts: number } | undefined;
+
+  it('a /rec notification is kept before its 200 and applied from the store: the PSP failing every check of it loses nothing, it is retried', async () => {
+    const sale = await create('MONTHLY');
+    const id = sale.subscription.id;
+    const { recurrenceId } = (await subscription(id)).automaticPix;
+    // Every try of the first check after the notification fails: before, that lost it until a poll.
+    psp.failNext(3, { status: 503, method: 'GET', path: /^\/v2\/rec\// });
+    await psp.pay(txidOfSale(sale.id), { notify: 'twice' });
+    await eventually(() => waiting(recurrenceId), (row) => (row?.attempts ?? 0) >= 1, 'the notification kept after its check failed');
+    await authorized(id);
+    await eventually(() => waiting(recurrenceId), (row) => row === undefined, 'the notification done');
+    expect(await subscription(id)).toMatchObject({ status: 'ACTIVE', automaticPix: { status: 'AUTHORIZED' } });
+    expect(psp.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/v2/rec/${recurrenceId}`) && r.status === 503)).toHaveLength(3);
+  }, 60_000);
+
+  it('a /cobr notification kept but never handled in its process (the process died after the 200) is applied by the inbox worker', async () => {
+    const sale = await create('MONTHLY');
+    const id = sale.subscription.id;
+    await psp.pay(txidOfSale(sale.id));
+    await authorized(id);
+    const due = Date.parse((await subscription(id)).nextBillingDate);
+    await run(due - 4 * DAY + HOUR);
+    const renewal = await lastSale(id);
+    psp.setNow(new Date(due + HOUR));
+    // The payer's bank pays, the PSP's notification never comes: what it would have stored is stored by hand.
+    await psp.payRecurringCharge(txidOfRenewal(renewal.id), { notify: 'never' });
+    // (An earlier notification of the charge, its activation, may still be waiting: the same row, applied the same way.)
+    await t.db.query(`INSERT INTO automatic_pix_inbox (kind, resource_id) VALUES ('cobr', $1) ON CONFLICT (kind, resource_id) DO NOTHING`, [txidOfRenewal(renewal.id)]);
+    await eventually(() => statusOf(renewal.id), (status) => status === 'PAGO', 'the renewal paid from the stored notification');
+    await eventually(() => waiting(txidOfRenewal(renewal.id)), (row) => row === undefined, 'the notification done');
+  }, 60_000);
+
   it('the payer revoking in their bank cancels the subscription; a rejected authorization falls back to a QR per cycle', async () => {
     const sale = await create('WEEKLY');
     const id = sale.subscription.id;

@@ -111,6 +111,9 @@ describe('Pix Automático with two instances on one PSP (issue 22)', () => {
     expect(renewals).toHaveLength(SUBSCRIPTIONS);
     const txids = renewals.map(({ id }) => `GWREC${String(id).padStart(21, '0')}`);
     expect(psp.cobrs().filter((cobr) => txids.includes(cobr.txid))).toHaveLength(SUBSCRIPTIONS);
+    // Each sent by one instance only (a claim on the sale), not twice and merged by the PSP's txid idempotency.
+    const puts = txids.map((txid) => psp.requests.filter((r) => r.method === 'PUT' && r.path === `/v2/cobr/${txid}`).length);
+    expect(puts).toEqual(txids.map(() => 1));
 
     psp.setNow(new Date(dueAt + HOUR));
     for (const txid of txids) await psp.payRecurringCharge(txid);

@@ -1,4 +1,7 @@
+import { verifySignature } from '../../src/domain/postback-signature';
 import { createSeller, TestSeller } from './setup/factories';
+import { eventually } from './setup/processes';
+import { Receiver } from './setup/receiver';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
@@ -61,8 +64,9 @@ describe('POST/GET /api/sales/{id}/refunds (issue 21)', () => {
     expect(await statusOf(sale.id)).toBe('ESTORNADO');
   });
 
-  it('refunds a PIX sale through the PIX provider, and replays a refund asked again with its Idempotency-Key', async () => {
-    const sale = await createSale(t, seller, saleBody('PIX', { amount: 5000 }));
+  it('refunds a PIX sale through the PIX provider to COMPLETED with a signed postback, and replays a refund asked again with its Idempotency-Key', async () => {
+    const receiver = await Receiver.start();
+    const sale = await createSale(t, seller, saleBody('PIX', { amount: 5000, postbackUrl: `${receiver.url}/refunds` }));
     expect((await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
     const first = await refund(sale.id, { amount: 2000 }).set('Idempotency-Key', `rf-${sale.id}`).expect(201);
     const again = await refund(sale.id, { amount: 2000 }).set('Idempotency-Key', `rf-${sale.id}`).expect(201);
@@ -72,6 +76,39 @@ describe('POST/GET /api/sales/{id}/refunds (issue 21)', () => {
     const list = await t.http.get(`/api/sales/${sale.id}/refunds`).set(seller.headers).expect(200);
     expect(list.body).toMatchObject({ refundedAmount: 2000, refundableAmount: 3000 });
     expect(list.body.refunds).toHaveLength(1);
+    const settled = await eventually(
+      () => t.http.get(`/api/sales/${sale.id}/refunds`).set(seller.headers).expect(200).then((r) => r.body.refunds[0]),
+      (r) => r.status !== 'PENDING',
+      'the PIX refund settled',
+    );
+    expect(settled).toMatchObject({ id: first.body.id, status: 'COMPLETED', failureReason: null, completedAt: expect.any(String) });
+    // Its postbacks reach the sale's receiver, signed: PENDING then COMPLETED.
+    try {
+      const delivered = await receiver.waitFor((r) => r.some((one) => one.body.type === 'refund.status_changed' && one.body.status === 'COMPLETED'));
+      const refundEvents = delivered.filter((one) => one.body.type === 'refund.status_changed');
+      expect(refundEvents.map((one) => [one.body.previousStatus, one.body.status])).toEqual([
+        [null, 'PENDING'],
+        ['PENDING', 'COMPLETED'],
+      ]);
+      for (const one of refundEvents) {
+        expect(one.body.data).toMatchObject({ id: first.body.id, saleId: sale.id, amount: 2000 });
+        expect(verifySignature(seller.postbackSecret, one.rawBody, String(one.headers['x-signature']), Math.floor(Date.now() / 1000))).toBe(true);
+      }
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('refunds a PIX sale 89 days after its payment and refuses it REFUND_WINDOW_EXPIRED at 91 (the BCB’s 90-day window, not the card’s 180)', async () => {
+    const sale = await createSale(t, seller, saleBody('PIX', { amount: 3000 }));
+    expect((await sendEvent(t, seller, sale.id, 'PAYMENT_CONFIRMED')).status).toBe(200);
+    await t.db.query(`UPDATE sales SET completed_at = now() - interval '91 days' WHERE id = $1`, [sale.id]);
+    await refund(sale.id, { amount: 1000 })
+      .expect(422)
+      .expect(({ body }) => expect(body).toEqual({ error: 'REFUND_WINDOW_EXPIRED', message: expect.stringContaining('90 days') }));
+    expect(await statusOf(sale.id)).toBe('PAGO');
+    await t.db.query(`UPDATE sales SET completed_at = now() - interval '89 days' WHERE id = $1`, [sale.id]);
+    await refund(sale.id, { amount: 1000 }).expect(201);
   });
 
   it('refuses what cannot be refunded, in the sales family shape', async () => {

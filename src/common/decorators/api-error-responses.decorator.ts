@@ -28,6 +28,7 @@ const SAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   RATE_LIMITED: 'Too many requests: slow down and retry after the Retry-After delay',
   INTERNAL_ERROR: 'Internal server error',
   SERVICE_UNAVAILABLE: 'The service is busy: retry after the Retry-After delay',
+  PSP_REFUSED: 'The PIX provider refused the charge (400 Cobrança inválida.: O campo cob.devedor.cpf não é válido.); nothing was created, and the same request will be refused again',
   MALFORMED_JSON: 'The request body is not valid JSON',
   PAYLOAD_TOO_LARGE: 'The request body is too large',
   INVALID_ID: 'Invalid id "abc": it must be a positive integer',

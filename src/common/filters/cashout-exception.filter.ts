@@ -39,6 +39,7 @@ const CASHOUT_BODY_KEY: Record<ErrorCode, 'errorType' | 'error'> = {
   REFUND_WINDOW_EXPIRED: 'error',
   ALREADY_CANCELLED: 'error',
   ALREADY_PAUSED: 'error',
+  PSP_REFUSED: 'error',
   SERVICE_UNAVAILABLE: 'error',
 };
 

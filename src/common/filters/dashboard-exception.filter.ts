@@ -46,6 +46,7 @@ export const DASHBOARD_ANSWER: Record<ErrorCode, DashboardAnswer> = {
   REFUND_WINDOW_EXPIRED: 'page',
   ALREADY_CANCELLED: 'page',
   ALREADY_PAUSED: 'page',
+  PSP_REFUSED: 'page',
   SERVICE_UNAVAILABLE: 'page',
   INTERNAL_ERROR: 'page',
 };

@@ -50,8 +50,12 @@ export function toDomainError(exception: unknown): DomainError | null {
   if (isTransientDatabaseError(exception)) {
     return new DomainError('SERVICE_UNAVAILABLE', 'The service is busy: retry after the Retry-After delay');
   }
-  if (exception instanceof PixProviderUnavailableError || exception instanceof PixRequestRefusedError) {
+  if (exception instanceof PixProviderUnavailableError) {
     return new DomainError('SERVICE_UNAVAILABLE', `The PIX provider could not take the request now: retry after the Retry-After delay (${exception.message})`);
+  }
+  if (exception instanceof PixRequestRefusedError) {
+    // A permanent refusal (RFC 7807, 4xx): the PSP's own title and detail, never a retry.
+    return new DomainError('PSP_REFUSED', pspRefusalMessage(exception));
   }
   if (exception instanceof ThrottlerException) {
     return new DomainError('RATE_LIMITED', 'Too many requests: slow down and retry after the Retry-After delay');
@@ -99,6 +103,13 @@ export function isTransientDatabaseError(exception: unknown): boolean {
   if (TRANSIENT_MESSAGES.some((pattern) => pattern.test(exception.message))) return true;
   const code = (exception as { code?: unknown }).code;
   return typeof code === 'string' && TRANSIENT_CODES.has(code);
+}
+
+/** What the seller is told of a PSP's refusal: its status, title and detail (the PSP's words, not our credentials). */
+function pspRefusalMessage(refusal: PixRequestRefusedError): string {
+  const { title, detail, type } = refusal.problem;
+  const reason = [title ?? type ?? 'no reason given', detail].filter((part) => part !== undefined && part !== '').join(': ');
+  return `The PIX provider refused the request (${refusal.status} ${reason}); nothing was created, and the same request will be refused again`;
 }
 
 function routeNotFoundMessage(message: string): string {

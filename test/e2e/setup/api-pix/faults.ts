@@ -1,3 +1,5 @@
+import { ProblemType } from './problems';
+
 /**
  * Faults a test plans for the next calls: answers replaced by an error status, answers held back, answers
  * lost (the call is handled, then the connection drops before the answer is written). By default
@@ -15,6 +17,8 @@ interface PlannedFault extends FaultFilter {
 
 export interface PlannedFailure extends PlannedFault {
   status: number;
+  /** The document's problem to answer (its status is the type's); the general one for `status` when absent. */
+  problem?: { type: ProblemType; detail?: string };
 }
 
 export interface PlannedDelay extends PlannedFault {
@@ -28,8 +32,8 @@ export class FaultPlan {
   private readonly delays: PlannedDelay[] = [];
   private readonly drops: PlannedFault[] = [];
 
-  failNext(count: number, status: number, filter: FaultFilter): void {
-    if (count > 0) this.failures.push({ remaining: count, status, ...filter });
+  failNext(count: number, status: number, filter: FaultFilter, problem?: PlannedFailure['problem']): void {
+    if (count > 0) this.failures.push({ remaining: count, status, ...filter, ...(problem ? { problem } : {}) });
   }
 
   delayNext(count: number, ms: number, filter: FaultFilter): void {
@@ -45,9 +49,9 @@ export class FaultPlan {
     return take(this.drops, method, path) !== null;
   }
 
-  /** The status a call must fail with, using one planned failure up; null when none applies. */
-  takeFailure(method: string, path: string): number | null {
-    return take(this.failures, method, path)?.status ?? null;
+  /** The failure a call must answer, using one planned failure up; null when none applies. */
+  takeFailure(method: string, path: string): PlannedFailure | null {
+    return take(this.failures, method, path);
   }
 
   /** How long a call must wait before it is handled, using one planned delay up. */

@@ -341,6 +341,18 @@ export class ApiPixSimulator {
   }
 
   /**
+   * The next `count` matching calls are refused with the document's problem `type` (a 4xx such as
+   * CobOperacaoInvalida or AcessoNegado, with its status), `detail` saying which rule: a PSP that will
+   * not do what is asked, however often it is asked. Checked against the document like any answer.
+   */
+  refuseNext(count: number, type: ProblemType, options: FaultFilter & { detail?: string } = {}): void {
+    const { detail, ...filter } = options;
+    const refusal = problem(type, detail);
+    if (refusal.body.status < 400 || refusal.body.status >= 500) throw new Error(`${type} is not a refusal (4xx) but ${refusal.body.status}`);
+    this.faults.failNext(count, refusal.body.status, filter, { type, detail });
+  }
+
+  /**
    * The next `count` matching calls are handled, then their connection drops before the answer is written:
    * the PSP did the work, the client never hears of it (a lost answer).
    */
@@ -441,7 +453,7 @@ export class ApiPixSimulator {
   private faultOr(call: Call, answer: () => Answer): Answer {
     try {
       const failure = this.faults.takeFailure(call.method, call.url.pathname);
-      if (failure !== null) throw generalProblem(failure);
+      if (failure !== null) throw failure.problem ? problem(failure.problem.type, failure.problem.detail) : generalProblem(failure.status);
       return answer();
     } catch (error) {
       if (error instanceof PixProblem) return problemAnswer(error);

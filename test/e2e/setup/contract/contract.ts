@@ -66,6 +66,17 @@ const refund = S.shape({
   createdAt: { type: 'string', format: 'date-time' },
   completedAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
 });
+const refundStatus = { enum: ['PENDING', 'COMPLETED', 'FAILED'] };
+/** A refund's signed postback (issue 21, beside spec 6.1's): the envelope of 6.1 around the refund as the API shows it. */
+const refundPostback = S.shape({
+  id: { type: 'string' },
+  type: { const: 'refund.status_changed' },
+  previousStatus: { anyOf: [refundStatus, { type: 'null' }] },
+  status: refundStatus,
+  changedAt: { type: 'string', format: 'date-time' },
+  sequence: { type: 'integer', minimum: 1 },
+  data: refund,
+});
 const refundList = S.shape({ refunds: { type: 'array', items: refund }, refundedAmount: cents, refundableAmount: cents });
 const reconciliation = S.shape({
   from: { type: 'string', format: 'date-time' },
@@ -278,7 +289,7 @@ export function deliveryViolation(headers: Record<string, unknown>, body: unknow
       : type === 'subscription.status_changed'
         ? S.subscriptionPostback
         : type === 'refund.status_changed'
-          ? S.refundPostback
+          ? refundPostback
           : type === 'WITHDRAWAL'
             ? S.withdrawalWebhook
             : null;

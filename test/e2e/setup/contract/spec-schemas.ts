@@ -256,15 +256,6 @@ export const subscriptionPostback = shape({
   data: subscription,
 });
 
-/** A refund's status change (issue 21), on its sale's sequence. */
-export const refundPostback = shape({
-  ...postbackFields,
-  type: { const: 'refund.status_changed' },
-  status: { enum: ['PENDING', 'COMPLETED', 'FAILED'] },
-  previousStatus: nullable({ enum: ['PENDING', 'COMPLETED', 'FAILED'] }),
-  data: { type: 'object' },
-});
-
 /** 6.2 */
 export const withdrawalWebhook = shape({
   id: integer,
