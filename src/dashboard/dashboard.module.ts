@@ -9,6 +9,7 @@ import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { UsersModule } from '../users/users.module';
 import { DashboardAuthController } from './controllers/auth.controller';
+import { DashboardDeliveriesController } from './controllers/deliveries.controller';
 import { DashboardIntegrationsController } from './controllers/integrations.controller';
 import { DashboardOverviewController } from './controllers/overview.controller';
 import { DashboardSalesController } from './controllers/sales.controller';
@@ -31,6 +32,7 @@ import { DashboardSessionStore } from './session-store';
     DashboardOverviewController,
     DashboardSalesController,
     DashboardIntegrationsController,
+    DashboardDeliveriesController,
     DashboardWithdrawalsController,
     DashboardStatementController,
     DashboardSubscriptionsController,

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { Request } from 'express';
+import { Request, Response } from 'express';
 import { collectFieldErrors } from '../common/pipes/validation.pipe';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { newCsrfToken } from './dashboard-http';
@@ -65,4 +65,20 @@ export async function validated<T extends object>(dto: new () => T, plain: Recor
   const { missing, invalid } = collectFieldErrors(await validate(value, { whitelist: true, forbidUnknownValues: true }));
   if (missing.length === 0 && invalid.length === 0) return { value, errors: null };
   return { value, errors: formErrorsOf(new RequestValidationError(missing, invalid)) };
+}
+
+/**
+ * Something the seller asked to send (a test event, a redelivery, a bulk replay), limited by
+ * MANUAL_SENDS_PER_HOUR: its result, or, past the limit, null after `refused` rendered the page again
+ * with 429, Retry-After and the limit's message. Any other error is rethrown.
+ */
+export async function limitedSend<T>(response: Response, send: () => Promise<T>, refused: (message: string) => Promise<void>): Promise<T | null> {
+  try {
+    return await send();
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'RATE_LIMITED') throw error;
+    response.status(429).setHeader('Retry-After', String(error.details?.retryAfterSeconds ?? 60));
+    await refused(error.message);
+    return null;
+  }
 }

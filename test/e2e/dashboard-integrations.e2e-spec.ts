@@ -1,6 +1,7 @@
 import { Page } from 'playwright-core';
 import { verifySignature } from '../../src/domain/postback-signature';
 import { Receiver } from './setup/receiver';
+import { rememberPostbackSecret } from './setup/standard-webhooks';
 import { createSale, saleBody, sendEvent } from './setup/sales';
 import { screenshot, signedInSeller, submit, textOf, useDashboardSession } from './setup/browser';
 
@@ -55,7 +56,7 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
     await s.t.http.get('/api/public/balance').set(headers).expect(401);
   });
 
-  it('adds a withdrawal webhook, requests a withdrawal, and shows its webhook delivered in the log, with a redelivery', async () => {
+  it('adds a withdrawal webhook, requests a withdrawal, and shows its webhook delivered on the deliveries page, with a redelivery', async () => {
     const seller = await signedInSeller(s.t, s.page);
     const sale = await createSale(s.t, seller, saleBody('PIX', { amount: 50000 }));
     await sendEvent(s.t, seller, sale.id, 'PAYMENT_CONFIRMED');
@@ -85,17 +86,18 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
     const received = await receiver.waitFor((r) => r.filter((x) => x.path === '/saques').length >= 2);
     expect(received.map((r) => r.body.status)).toEqual(['PROCESSING', 'COMPLETED']);
 
-    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/webhooks`);
-    const webhookDeliveries = s.page.locator('article.delivery', { hasText: 'Webhook de saque' });
-    await reloadUntil(s.page, async () => (await webhookDeliveries.locator('.status-delivered').count()) === 2);
-    const newest = webhookDeliveries.first();
-    expect(await newest.locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^1\t.*HTTP 200/)]);
+    // The deliveries page: the webhook's two events, delivered; the newest one's detail shows its single attempt.
+    await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/deliveries?type=withdrawal.status_changed`);
+    const rows = s.page.locator('[data-testid=events] tbody tr');
+    await reloadUntil(s.page, async () => (await rows.locator('.status-delivered').count()) === 2);
     await screenshot(s.page, 'webhooks-deliveries');
+    await Promise.all([s.page.waitForEvent('load'), rows.first().locator('td').first().getByRole('link').click()]);
+    expect(await s.page.locator('[data-testid=attempts] tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^1\t.*HTTP 200/)]);
 
-    await submit(s.page, newest.getByRole('button', { name: /^Reenviar entrega/ }));
-    expect(await textOf(s.page, '[role=status]')).toContain('Entrega reenviada');
+    await submit(s.page, 'Reenviar');
+    expect(await textOf(s.page, '[role=status]')).toContain('Evento reenviado');
     await receiver.waitFor((r) => r.filter((x) => x.path === '/saques').length >= 3);
-    await reloadUntil(s.page, async () => (await s.page.locator('article.delivery', { hasText: 'Webhook de saque' }).first().locator('tbody tr').count()) === 2);
+    await reloadUntil(s.page, async () => (await s.page.locator('[data-testid=attempts] tbody tr').count()) === 2);
     expect(receiver.received.filter((x) => x.path === '/saques').map((r) => r.body.status)).toEqual(['PROCESSING', 'COMPLETED', 'COMPLETED']);
 
     // The withdrawal's page: its status history.
@@ -126,8 +128,15 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
     const secret = await textOf(s.page, '[data-testid=postback-secret]');
     expect(secret).toMatch(/^whsec_/);
     expect(secret).not.toBe(seller.postbackSecret);
+    rememberPostbackSecret(secret); // shown by the dashboard, not by an API answer: the suite's receivers verify with it too
+    expect(await textOf(s.page, '[data-testid=previous-secret-window]')).toMatch(/^O segredo anterior continua assinando, junto com o novo, até \d{2}\/\d{2}\/\d{4}/);
     await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/webhooks`);
     expect(await s.page.content()).not.toContain(secret);
+    // Expired now (a leak): only the new secret signs from here on.
+    await submit(s.page, 'Expirar o segredo anterior agora');
+    expect(await textOf(s.page, '[role=status]')).toBe('O segredo anterior foi expirado: só o atual assina a partir de agora.');
+    expect(await s.page.getByRole('button', { name: 'Expirar o segredo anterior agora' }).count()).toBe(0);
+    await screenshot(s.page, 'webhooks-secret');
     const sale = await createSale(s.t, seller, saleBody('PIX', { postbackUrl: `${receiver.url}/postbacks` }));
     await sendEvent(s.t, seller, sale.id, 'PAYMENT_CONFIRMED');
     const postback = (await receiver.waitFor((r) => r.some((x) => x.path === '/postbacks'))).find((x) => x.path === '/postbacks')!;

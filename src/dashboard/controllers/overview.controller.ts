@@ -3,12 +3,14 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { DashboardExceptionFilter } from '../../common/filters/dashboard-exception.filter';
 import { BalanceService } from '../../balance/balance.service';
 import { cents, centsToBrl } from '../../domain/money';
+import { EventsService } from '../../notifications/events.service';
 import { SalesRevenueService } from '../../sales/revenue/sales-revenue.service';
 import { SalesService } from '../../sales/sales.service';
 import { barChart } from '../charts';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
+import { failingEndpointsOf } from '../failing-endpoints';
 
-/** The dashboard's first page: balance, revenue, the last 30 days of paid sales and the latest sales. */
+/** The dashboard's first page: balance, revenue, the last 30 days of paid sales, the latest sales, and any failing notification URL. */
 @ApiExcludeController()
 @Controller('dashboard')
 @UseGuards(DashboardAuthGuard)
@@ -18,6 +20,7 @@ export class DashboardOverviewController {
     private readonly balance: BalanceService,
     private readonly revenue: SalesRevenueService,
     private readonly sales: SalesService,
+    private readonly events: EventsService,
   ) {}
 
   @Get()
@@ -36,6 +39,7 @@ export class DashboardOverviewController {
       (max) => centsToBrl(cents(max)),
     );
     const paid30 = days.reduce((sum, day) => sum + day.amountCents, 0);
-    return { balance, revenue, chart, paid30, latest: latest.sales };
+    const failingEndpoints = await failingEndpointsOf(this.events, user.sellerId);
+    return { balance, revenue, chart, paid30, latest: latest.sales, failingEndpoints };
   }
 }
