@@ -60,7 +60,9 @@ describe('Limits on webhooks and manual sends', () => {
     const sent = [await test(), await test()];
     expect(sent.map((answer) => answer.status)).toEqual([303, 303]);
     const [delivery] = (await t.http.get(`/admin/sellers/${seller.id}/deliveries`).set(adminHeaders).expect(200)).body;
-    const redeliver = () => postForm(browser, WEBHOOKS, `/dashboard/integrations/deliveries/${delivery.id}/redeliver`);
+    // Redelivery is asked from the event's page on the deliveries view (Integrações → Entregas).
+    const detail = `/dashboard/integrations/deliveries/${delivery.eventId}`;
+    const redeliver = () => postForm(browser, detail, `${detail}/redeliver`);
     expect((await redeliver()).status).toBe(303); // the third manual send of the hour
 
     for (const refused of [await test(), await redeliver()]) {
