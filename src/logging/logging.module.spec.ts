@@ -13,6 +13,8 @@ describe('the logged URL', () => {
       '/api/transactions/[redacted]?token=[redacted]&w=order_[redacted]',
     );
     expect(maskUrlForLog(`/api/transactions/${key}?bad=%E0%A4%A`, mask)).toBe('/api/transactions/[redacted]?bad=%E0%A4%A');
+    // A postback secret of the Standard Webhooks form (base64: + / =), whole.
+    expect(maskUrlForLog('/x?s=whsec_a+b/MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwc=&n=1', mask)).toBe('/x?s=[redacted]&n=1');
   });
 
   it('masks card numbers (Luhn-valid runs of 12 to 19 digits), invitation tokens and the literal secrets it is given, and keeps other numbers', () => {

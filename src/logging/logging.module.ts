@@ -9,7 +9,7 @@ import { isLuhnValid } from '../domain/card';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** Shapes of the secrets the gateway issues (private keys, postback secrets), wherever a client misplaces one. */
-const SECRET_SHAPE = /(sk|whsec)_[A-Za-z0-9_-]{8,}/g;
+const SECRET_SHAPE = /(sk|whsec)_[A-Za-z0-9+/=_-]{8,}/g;
 /** Runs of digits as long as a card number: masked when they pass the Luhn check. */
 const DIGIT_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
 /**

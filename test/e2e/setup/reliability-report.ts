@@ -37,7 +37,7 @@ export function summarizeReliability(file: string): Required<ReliabilityFigures>
 const FORBIDDEN_VALUES = [ADMIN_TOKEN, DEVELOPMENT_ENCRYPTION_KEY, ...Object.keys(SANDBOX_TEST_CARDS), '4485275742308327'];
 const FORBIDDEN_SHAPES: Array<[string, RegExp]> = [
   ['a private key', /sk_[A-Za-z0-9_-]{20,}/],
-  ['a postback secret', /whsec_[A-Za-z0-9_-]{20,}/],
+  ['a postback secret', /whsec_[A-Za-z0-9+/_-]{20,}/],
   ['a CVV field', /"cvv"\s*:/i],
   ['a card number field', /"(number|cardNumber)"\s*:\s*"\d{13,19}"/],
 ];
@@ -48,8 +48,10 @@ export function scanLogs(file: string): { lines: number; leaks: string[] } {
   const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '');
   const leaks: string[] = [];
   for (const line of lines) {
-    // Any run of 13 to 19 digits that passes the Luhn check is a card number, wherever it is (the line's own timestamp aside).
-    const cards = (line.replace(/"time":\d+/, '').match(/(?<!\d)\d{13,19}(?!\d)/g) ?? []).filter(isLuhnValid);
+    // Any run of 13 to 19 digits standing alone (not inside an alphanumeric id such as a Pix recurrence id,
+    // RR + ISPB + date + random: 16+ digits that pass the Luhn check one time in ten) that passes the Luhn
+    // check is a card number (the line's own timestamp aside).
+    const cards = (line.replace(/"time":\d+/, '').match(/(?<![A-Za-z0-9])\d{13,19}(?![A-Za-z0-9])/g) ?? []).filter(isLuhnValid);
     const found = [
       ...(cards.length > 0 ? ['a card number'] : []),
       ...FORBIDDEN_VALUES.filter((value) => line.includes(value)).map((value) => `${value.slice(0, 6)}…`),
