@@ -88,20 +88,28 @@ export class CheckoutService {
     // Journey 2 asks for no immediate charge: its QR only authorizes.
     const document: PaymentDocument & Partial<SaleEntity> =
       automatic === 'JOURNEY_2' ? { ...NO_DOCUMENT } : await this.paymentDocument(saleId, request, profile, now);
-    const authorization = automatic ? await this.automaticPixAuthorization(saleId, request, document, now) : null;
-    const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
-    const outcome = await this.dataSource.transaction(async (manager) => {
-      const prior = await this.idempotency.claim(manager, idempotent);
-      if (prior) return prior;
-      const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
-      const subscriptionId = await this.openSubscription(manager, columns, request, now, authorization);
-      const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
-      const body = await this.withSubscription(toCreateSaleResponse(sale, qrCode), sale, manager);
-      await this.idempotency.attachResource(manager, idempotent, sale.id);
-      await this.idempotency.saveResponse(manager, idempotent, 201, body);
-      return body;
-    });
-    return 'kind' in outcome ? this.answerPriorUse(outcome) : { status: 201, body: outcome, replayed: false };
+    let written = false;
+    try {
+      const authorization = automatic ? await this.automaticPixAuthorization(saleId, request, document, now) : null;
+      const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
+      const outcome = await this.dataSource.transaction(async (manager) => {
+        const prior = await this.idempotency.claim(manager, idempotent);
+        if (prior) return prior;
+        const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
+        const subscriptionId = await this.openSubscription(manager, columns, request, now, authorization);
+        const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
+        const body = await this.withSubscription(toCreateSaleResponse(sale, qrCode), sale, manager);
+        await this.idempotency.attachResource(manager, idempotent, sale.id);
+        await this.idempotency.saveResponse(manager, idempotent, 201, body);
+        return body;
+      });
+      written = !('kind' in outcome);
+      return 'kind' in outcome ? this.answerPriorUse(outcome) : { status: 201, body: outcome, replayed: false };
+    } finally {
+      // A PIX charge issued for a sale that was not written (a refused recurrence, a failed transaction, a
+      // replay answered instead) is removed at the PSP after the fact, never inside the transaction.
+      if (!written && request.paymentMethod === 'PIX') await this.pixCharges.withdraw(document);
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Cents } from '../domain/money';
 import { PIX_PROVIDER, PixProvider, pixTxid } from '../providers/pix-provider.port';
 import { SaleEntity } from '../sales/entities/sale.entity';
@@ -26,7 +26,23 @@ export interface PixChargeOrder {
 /** Issues the PIX charge of a sale (the API's and the billing job's), outside any transaction, under the sale's future id. */
 @Injectable()
 export class PixChargesService {
+  private readonly logger = new Logger(PixChargesService.name);
+
   constructor(@Inject(PIX_PROVIDER) private readonly provider: PixProvider) {}
+
+  /**
+   * Removes at the PSP a charge issued for a sale that was never written (its recurrence refused, its
+   * transaction failed, or a replay answered instead), so that no payer can pay a charge with no sale.
+   * Best effort, outside any transaction: a charge left behind is returned by reconciliation if paid.
+   */
+  async withdraw(document: Pick<PixDocument, 'pixProvider' | 'externalTransactionId'>): Promise<void> {
+    if (!document.pixProvider || !document.externalTransactionId) return;
+    try {
+      await this.provider.removeCharge(document.externalTransactionId);
+    } catch (error) {
+      this.logger.warn({ err: error, txid: document.externalTransactionId }, 'A charge of an unwritten sale could not be removed at the PSP; reconciliation returns it if paid');
+    }
+  }
 
   async issue(saleId: number, order: PixChargeOrder, now: Date): Promise<PixDocument> {
     const expiresAt = order.expiresAt ?? (this.provider.name === 'sandbox' ? null : new Date(now.getTime() + PSP_DEFAULT_EXPIRY_SECONDS * 1000));

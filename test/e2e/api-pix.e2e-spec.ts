@@ -234,6 +234,29 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(await salesOfSeller()).toBe(sales);
   });
 
+  it('removes at the PSP the charges that requests racing on one Idempotency-Key issued for sales never written', async () => {
+    const key = `race-${randomUUID()}`;
+    const body = saleBody('PIX', { amount: 3300 });
+    const cobs = () => psp.requests.filter((r) => r.method === 'PUT' && r.path.startsWith('/v2/cob/')).map((r) => r.path.split('/').pop() as string);
+    const before = new Set(cobs());
+    const answers = await Promise.all(Array.from({ length: 4 }, () => t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', key).send(body)));
+    const created = answers.filter((answer) => answer.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((answer) => answer.body.sale.id)).size).toBe(1);
+    const kept = await txidOf(created[0].body.sale.id);
+    const issued = [...new Set(cobs())].filter((txid) => !before.has(txid));
+    expect(issued).toContain(kept);
+    // The requests ran at once: each issued a charge before the key's claim showed the others' sale.
+    expect(issued.length).toBeGreaterThan(1);
+    // Every other charge issued by the race was removed at the PSP: only the written sale's can be paid.
+    await eventually(
+      async () => issued.filter((txid) => txid !== kept).map((txid) => psp.cob(txid)?.status),
+      (statuses) => statuses.every((status) => status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR'),
+      'the unwritten sales’ charges removed',
+    );
+    expect(psp.cob(kept)?.status).toBe('ATIVA');
+  });
+
   it('keeps working through an expired token and 5xx answers, retried with backoff', async () => {
     psp.expireTokens();
     const issued = psp.tokensIssued;
