@@ -113,6 +113,34 @@ describe('Every hot query is served by an index (EXPLAIN)', () => {
     ['the subscriptions of a seller', `SELECT id, status FROM subscriptions WHERE seller_id = $1 ORDER BY id`, [1]],
     ['subscriptions with billing work due (the billing claim)', DUE_FOR_BILLING, [now, null, now, now, 500, [], now]],
     [
+      'a page of the events API, newest first after a cursor',
+      `SELECT * FROM outbox_events e WHERE e.seller_id = $1 AND e.id < $2 ORDER BY e.id DESC LIMIT 21`,
+      [1, '100000'],
+    ],
+    [
+      'a page of the events API of one type',
+      `SELECT * FROM outbox_events e WHERE e.seller_id = $1 AND e.event_type = $2 ORDER BY e.id DESC LIMIT 21`,
+      [1, 'subscription.status_changed'],
+    ],
+    [
+      'the events of one sale',
+      `SELECT * FROM outbox_events e WHERE e.seller_id = $1 AND e.object_type = $2 AND e.object_id = $3 ORDER BY e.id DESC LIMIT 21`,
+      [1, 'sale', 42],
+    ],
+    [
+      'a page of failed events',
+      `SELECT * FROM outbox_events e WHERE e.seller_id = $1 AND e.status = $2 ORDER BY e.id DESC LIMIT 21`,
+      [1, 'FAILED'],
+    ],
+    ['one event by its id', `SELECT * FROM outbox_events WHERE seller_id = $1 AND event_id = $2`, [1, '0b6c1f8e-5d2a-4b7e-9a51-3c2d1e0f9a8b']],
+    [
+      'failed events of a period (bulk replay)',
+      `SELECT id FROM outbox_events WHERE seller_id = $1 AND status = 'FAILED' AND created_at >= $2 AND created_at < $3 ORDER BY id LIMIT 1000`,
+      [1, now, now],
+    ],
+    ['the next sequence of an object', `SELECT last FROM event_sequences WHERE object_type = $1 AND object_id = $2`, ['sale', 42]],
+    ['the postback URLs of a seller', `SELECT url, failing_since FROM postback_endpoints WHERE seller_id = $1 ORDER BY failing_since IS NULL, url`, [1]],
+    [
       'the charges of a subscription period',
       `SELECT id FROM sales WHERE subscription_id = $1 AND billing_period = $2 AND billing_attempt = $3`,
       [1, 1, 0],
