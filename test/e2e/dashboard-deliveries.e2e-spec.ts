@@ -114,6 +114,8 @@ describe('Dashboard deliveries view (issue 23), in a real browser with a thousan
       expect.stringMatching(/^2\t.*HTTP 503/),
       expect.stringMatching(/^3\t.*HTTP 503/),
     ]);
+    // Each attempt keeps the headers it sent (each try is signed when it is sent).
+    expect(await s.page.locator('[data-testid=attempt-headers]').count()).toBe(3);
     expect(JSON.parse(await textOf(s.page, '[data-testid=payload]'))).toMatchObject({ status: 'PAGO' });
     await screenshot(s.page, 'delivery');
 

@@ -251,6 +251,22 @@ describe('Events an integrator can rely on (issue 23)', () => {
     });
   });
 
+  it('bounds a bulk replay at 1,000 events a call and says how many remain for the next', async () => {
+    const seller = await createSeller(t);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    // 1,001 failed events of an endpoint nothing listens on: the setup, not what is tested.
+    await t.db.query(
+      `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, status, attempts)
+       SELECT gen_random_uuid(), $1, 'SALE_POSTBACK', 'bulk:' || n, 'http://127.0.0.1:9/nothing', true, '{}', 'transaction.status_changed', 'FAILED', 3
+         FROM generate_series(1, 1001) AS n`,
+      [seller.id],
+    );
+    const first = await t.http.post('/api/events/redeliver').set(seller.headers).send({ since }).expect(202);
+    expect(first.body.data).toEqual({ requeued: 1000, remaining: 1 });
+    const second = await t.http.post('/api/events/redeliver').set(seller.headers).send({ since }).expect(202);
+    expect(second.body.data).toEqual({ requeued: 1, remaining: 0 });
+  });
+
   describe('sequences', () => {
     it('numbers the events of one sale 1, 2, 3, … in commit order under concurrent moves', async () => {
       const seller = await createSeller(t);
