@@ -57,7 +57,7 @@ export class NotificationsController {
   @ApiAcceptedResponse({ description: 'Queued' })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
   async redeliver(@Param('sellerId', IdParamPipe) sellerId: number, @Param('deliveryId', IdParamPipe) deliveryId: number): Promise<void> {
-    await this.notifications.redeliver(sellerId, deliveryId, 'operator');
+    await this.notifications.redeliver(sellerId, deliveryId);
   }
 
   @Post('postback-secret')

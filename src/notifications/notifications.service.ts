@@ -232,13 +232,12 @@ export class NotificationsService {
   }
 
   /**
-   * Sends a delivery again (failed or not), with a fresh retry schedule. Asked by the seller (the
-   * dashboard), it counts in MANUAL_SENDS_PER_HOUR; the operator is not limited.
+   * The operator sends a delivery again (failed or not), with a fresh retry schedule, unlimited. Sellers
+   * redeliver through EventsService, which counts in MANUAL_SENDS_PER_HOUR.
    */
-  async redeliver(sellerId: number, deliveryId: number, askedBy: 'seller' | 'operator'): Promise<void> {
+  async redeliver(sellerId: number, deliveryId: number): Promise<void> {
     const event = await this.notifications.findEvent(String(deliveryId));
     if (!event || event.sellerId !== sellerId) throw new DomainError('NOT_FOUND', `Seller ${sellerId} has no delivery ${deliveryId}`);
-    if (askedBy === 'seller') await this.manualSends.take(sellerId);
     await this.notifications.requeue(event.id);
   }
 
