@@ -1,9 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { LEDGER_ENTRY_KINDS } from '../../domain/ledger';
+import { PageLimit } from '../../common/validation/query-integers';
 
-const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value);
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 /** GET /api/public/balance/statement. */
@@ -25,12 +24,7 @@ export class StatementQueryDto {
   @Matches(/^[A-Za-z0-9_-]+$/, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
 
-  @ApiPropertyOptional({ example: 50, default: 50 })
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be an integer from 1 to 200' })
-  @Min(1, { message: 'limit must be an integer from 1 to 200' })
-  @Max(200, { message: 'limit must be an integer from 1 to 200' })
+  @PageLimit(200, 50)
   limit?: number;
 }
 

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsNumber, IsOptional, Matches, Max, Min } from 'class-validator';
+import { PageLimit, queryInteger } from '../../common/validation/query-integers';
 
-const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
+const toInteger = queryInteger(15);
 
 export const EVENT_TYPES = ['transaction.status_changed', 'refund.status_changed', 'subscription.status_changed', 'withdrawal.status_changed'] as const;
 export const EVENT_OBJECT_TYPES = ['sale', 'subscription', 'withdrawal'] as const;
@@ -48,12 +49,7 @@ export class EventsQueryDto {
   @IsIn(EVENT_DELIVERY_STATUSES, { message: `deliveryStatus must be one of: ${EVENT_DELIVERY_STATUSES.join(', ')}` })
   deliveryStatus?: EventDeliveryStatus;
 
-  @ApiPropertyOptional({ example: 20, default: 20 })
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be an integer from 1 to 100' })
-  @Min(1, { message: 'limit must be an integer from 1 to 100' })
-  @Max(100, { message: 'limit must be an integer from 1 to 100' })
+  @PageLimit(100, 20)
   limit?: number;
 
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })

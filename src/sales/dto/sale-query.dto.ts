@@ -1,8 +1,9 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { SALE_STATUSES, SaleStatus, SalePaymentMethod } from '../../domain/sale-status';
+import { PageLimit, queryInteger } from '../../common/validation/query-integers';
 
-const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value);
+const toInteger = queryInteger();
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 /** Text PostgreSQL can store: no NUL or other control characters, no lone surrogates. */
 // eslint-disable-next-line no-control-regex
@@ -47,10 +48,6 @@ export class SaleQueryDto {
   @Max(1_000_000, { message: 'page must be at most 1000000' })
   page?: number;
 
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be an integer from 1 to 100' })
-  @Min(1, { message: 'limit must be an integer from 1 to 100' })
-  @Max(100, { message: 'limit must be an integer from 1 to 100' })
+  @PageLimit(100, 20)
   limit?: number;
 }

@@ -2,8 +2,9 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription-status';
+import { PageLimit, queryInteger } from '../../common/validation/query-integers';
 
-const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value);
+const toInteger = queryInteger();
 /** Text PostgreSQL can store: no NUL or other control characters, no lone surrogates. */
 // eslint-disable-next-line no-control-regex
 const PRINTABLE = /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
@@ -41,12 +42,7 @@ export class SubscriptionQueryDto {
   @Max(1_000_000, { message: 'page must be at most 1000000' })
   page?: number;
 
-  @ApiPropertyOptional({ example: 20, default: 20 })
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be an integer from 1 to 100' })
-  @Min(1, { message: 'limit must be an integer from 1 to 100' })
-  @Max(100, { message: 'limit must be an integer from 1 to 100' })
+  @PageLimit(100, 20)
   limit?: number;
 }
 
