@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
 import { NestedConnectionGuard } from './nested-connection.guard';
+import { preparingPg } from './prepared-statements';
 
 /**
  * The PostgreSQL pool, with deliberate limits (README, configuration): a bounded pool whose waiters give
@@ -16,6 +17,8 @@ import { NestedConnectionGuard } from './nested-connection.guard';
         const db = config.database;
         return {
           type: 'postgres' as const,
+          // Parameterized statements prepared once per connection (prepared-statements.ts).
+          driver: preparingPg,
           url: config.databaseUrl,
           autoLoadEntities: true,
           synchronize: false,
