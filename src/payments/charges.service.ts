@@ -12,7 +12,7 @@ import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
 import { assertOwnedSale } from '../sales/sales.service';
-import { SalesRepository } from '../sales/sales.repository';
+import { SaleLookupItem, SalesRepository } from '../sales/sales.repository';
 import { MoneyPipeline, SaleMoveRequest } from './money-pipeline';
 
 /** Rows one scheduler pass handles per kind of work. */
@@ -38,6 +38,8 @@ export interface SaleDueWorkSummary {
 export interface ChargeOutcome {
   saleId: number;
   charge: ChargeResult | null;
+  /** The sale's items when the caller holds them (its postback need not read them). */
+  items?: SaleLookupItem[];
 }
 
 /**
@@ -74,14 +76,21 @@ export class ChargesService {
     within?: (manager: EntityManager, sales: Map<number, SaleEntity>) => Promise<T>,
   ): Promise<{ sales: Map<number, SaleEntity>; moved: number; result: T | undefined }> {
     const charges = new Map(outcomes.map((outcome) => [outcome.saleId, outcome.charge]));
+    const items = new Map(outcomes.flatMap((outcome) => (outcome.items ? [[outcome.saleId, outcome.items] as const] : [])));
     return this.dataSource.transaction(async (manager) => {
       const locked = await this.sales.findByIdsForUpdate([...charges.keys()], manager);
       const moves = locked.flatMap((sale): SaleMoveRequest[] => {
         const charge = charges.get(sale.id) ?? null;
         if (sale.status === 'EM_PROCESSAMENTO') {
-          return [charge ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId } } : { sale, event: 'PROCESSING_FAILED' }];
+          return [
+            charge
+              ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }
+              : { sale, event: 'PROCESSING_FAILED', items: items.get(sale.id) },
+          ];
         }
-        if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId } }];
+        if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') {
+          return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }];
+        }
         return [];
       });
       const done = await this.pipeline.commit(manager, { sales: moves }, now, schedules);

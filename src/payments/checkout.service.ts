@@ -92,12 +92,19 @@ export class CheckoutService {
     try {
       const authorization = automatic ? await this.automaticPixAuthorization(saleId, request, document, now) : null;
       const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
+      const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
+      if (!idempotent && !request.subscription?.enabled) {
+        // Nothing to claim, open or save beside the sale: its one statement (items and first status line
+        // included) is atomic by itself, without the BEGIN and COMMIT round trips of a transaction.
+        const { sale } = await this.sales.insert(columns, this.itemRows(request), this.dataSource.manager);
+        written = true;
+        return { status: 201, body: toCreateSaleResponse(sale, qrCode), replayed: false };
+      }
       const outcome = await this.dataSource.transaction(async (manager) => {
         const prior = await this.idempotency.claim(manager, idempotent);
         if (prior) return prior;
-        const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
         const subscriptionId = await this.openSubscription(manager, columns, request, now, authorization);
-        const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
+        const { sale } = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
         const body = await this.withSubscription(toCreateSaleResponse(sale, qrCode), sale, manager);
         await this.idempotency.attachResource(manager, idempotent, sale.id);
         await this.idempotency.saveResponse(manager, idempotent, 201, body);
@@ -187,17 +194,18 @@ export class CheckoutService {
     const now = new Date();
     const card = await this.provider.tokenizeCard(request.card as NonNullable<CreateSaleDto['card']>);
     const saleId = await this.sales.nextId();
-    const opened = await this.dataSource.transaction(async (manager) => {
+    const written = await this.dataSource.transaction(async (manager) => {
       const prior = await this.idempotency.claim(manager, idempotent);
       if (prior) return prior;
       const columns = { ...this.saleColumns(sellerId, request), ...cardColumns(card), id: saleId, status: 'PENDENTE' as const };
       const subscriptionId = await this.openSubscription(manager, columns, request, now);
-      const sale = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
+      const { sale, items } = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
       await this.idempotency.attachResource(manager, idempotent, sale.id);
-      const done = await this.pipeline.commit(manager, { sales: [{ sale, event: 'SENT_TO_ACQUIRER' }] }, now, new Map([[sellerId, profile.fees]]));
-      return done.sales.get(sale.id) as SaleEntity;
+      const done = await this.pipeline.commit(manager, { sales: [{ sale, event: 'SENT_TO_ACQUIRER', items }] }, now, new Map([[sellerId, profile.fees]]));
+      return { sale: done.sales.get(sale.id) as SaleEntity, items };
     });
-    if ('kind' in opened) return this.answerPriorUse(opened);
+    if ('kind' in written) return this.answerPriorUse(written);
+    const { sale: opened, items } = written;
     const answerOpened = async () => ({ status: 201, body: await this.withSubscription(toCreateSaleResponse(await this.currentOr(opened), null), opened), replayed: false });
 
     let charge: ChargeResult;
@@ -214,7 +222,7 @@ export class CheckoutService {
       return answerOpened();
     }
     try {
-      const { result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge }], new Date(), new Map([[sellerId, profile.fees]]), async (manager, sales) => {
+      const { result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge, items }], new Date(), new Map([[sellerId, profile.fees]]), async (manager, sales) => {
         const moved = sales.get(opened.id) as SaleEntity;
         const answer = await this.withSubscription(toCreateSaleResponse(moved, null), moved, manager);
         await this.idempotency.saveResponse(manager, idempotent, 201, answer);

@@ -12,7 +12,7 @@ import { LedgerPosting, LedgerService } from '../ledger/ledger.service';
 import { NotificationsService, StatusChange } from '../notifications/notifications.service';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
-import { SalesRepository } from '../sales/sales.repository';
+import { SaleLookupItem, SalesRepository } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
 import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
 import { toSubscription } from '../subscriptions/subscription.presenter';
@@ -23,6 +23,8 @@ export interface SaleMoveRequest {
   sale: SaleEntity;
   event: SaleEvent;
   extra?: Partial<SaleEntity>;
+  /** The sale's items when the caller holds them; read here otherwise (for its postback). */
+  items?: SaleLookupItem[];
 }
 
 /** A subscription to move by `event` (or only to change, without one), locked by the caller in this transaction. */
@@ -47,6 +49,15 @@ export interface WorkDone {
   sales: Map<number, SaleEntity>;
   /** Every subscription changed, as it is afterwards, by id. */
   subscriptions: Map<number, SubscriptionEntity>;
+}
+
+/** A sale's move as planned: the sale as locked and as moved, what to save, its posting, its items if held. */
+interface PlannedMove {
+  sale: SaleEntity;
+  moved: SaleEntity;
+  changes: Partial<SaleEntity> & { status: SaleStatus };
+  posting: LedgerPosting | null;
+  items?: SaleLookupItem[];
 }
 
 /** A subscription as the unit of work changes it: as locked, as it is now, what to save, its status changes to announce. */
@@ -101,15 +112,15 @@ export class MoneyPipeline {
     };
     for (const { subscription } of work.subscriptions ?? []) track(subscription);
 
-    const moves: Array<{ sale: SaleEntity; moved: SaleEntity; changes: Partial<SaleEntity> & { status: SaleStatus }; posting: LedgerPosting | null }> = [];
+    const moves: PlannedMove[] = [];
     const moving = new Set<number>();
     const refunds: number[] = [];
     const moveSales = async (requests: SaleMoveRequest[]) => {
-      const planned = requests.map(({ sale, event, extra }) => {
+      const planned = requests.map(({ sale, event, extra, items }): PlannedMove => {
         const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
         const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
         const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect, provider: sale.pixProvider } : null;
-        return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting };
+        return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting, items };
       });
       // The subscriptions these moves concern, locked at once (those not tracked yet).
       const concerned = planned.filter(({ sale, moved }) => sale.subscriptionId !== null && chargeOutcome(moved.status, sale.status) !== null);
@@ -147,7 +158,7 @@ export class MoneyPipeline {
 
   private async write(
     manager: EntityManager,
-    unit: { moves: Array<{ sale: SaleEntity; moved: SaleEntity; changes: Partial<SaleEntity> & { status: SaleStatus }; posting: LedgerPosting | null }>; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: SaleEntity[] },
+    unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: SaleEntity[] },
     now: Date,
   ): Promise<WorkDone> {
     const { moves, tracked, refunds, opened } = unit;
@@ -170,13 +181,16 @@ export class MoneyPipeline {
     );
     await this.sales.markRefundDue(refunds, now, manager);
 
-    const announced = [...opened.map((sale) => ({ sale, moved: sale, previous: null })), ...moves.map(({ sale, moved }) => ({ sale, moved, previous: sale.status }))].filter(
-      ({ sale }) => sale.postbackUrl,
-    );
-    const items = await this.sales.itemsOfMany(
-      announced.map(({ sale }) => sale.id),
+    const announced = [
+      ...opened.map((sale) => ({ sale, moved: sale, previous: null })),
+      ...moves.map(({ sale, moved }) => ({ sale, moved, previous: sale.status })),
+    ].filter(({ sale }) => sale.postbackUrl);
+    const held = new Map(moves.flatMap(({ sale, items }) => (items ? [[sale.id, items] as const] : [])));
+    const read = await this.sales.itemsOfMany(
+      announced.map(({ sale }) => sale.id).filter((id) => !held.has(id)),
       manager,
     );
+    const items = new Map<number, SaleLookupItem[]>([...read, ...held]);
     const saleChanges: Array<StatusChange<unknown>> = announced.map(({ sale, moved, previous }) => ({
       sellerId: sale.sellerId,
       resourceId: sale.id,

@@ -46,6 +46,20 @@ export type SaleLookup = Pick<
 >;
 export type SaleLookupItem = Pick<SaleItemEntity, 'id' | 'position' | 'title' | 'unitPriceCents' | 'quantity' | 'tangible'>;
 
+/** An item as itemsJson writes it. */
+type JsonItem = Omit<SaleLookupItem, 'unitPriceCents'> & { unitPriceCents: number };
+
+/** The items of `source` (rows of sale_items as `i`) as one JSON array in position order, '[]' when none. */
+function itemsJson(source: string): string {
+  return `COALESCE((SELECT json_agg(json_build_object('id', i.id, 'position', i.position, 'title', i.title, 'unitPriceCents', i.unit_price_cents,
+                                                     'quantity', i.quantity, 'tangible', i.tangible) ORDER BY i.position)
+                     FROM ${source}), '[]')`;
+}
+
+function lookupItems(items: JsonItem[]): SaleLookupItem[] {
+  return items.map((item) => ({ ...item, unitPriceCents: cents(item.unitPriceCents) }));
+}
+
 interface SaleLookupRow {
   id: number;
   seller_id: number;
@@ -68,7 +82,7 @@ interface SaleLookupRow {
   shipping: Record<string, string> | null;
   created_at: Date;
   completed_at: Date | null;
-  items: Array<{ id: number; position: number; title: string; unitPriceCents: number; quantity: number; tangible: boolean }>;
+  items: JsonItem[];
 }
 
 const centsOrNull = (value: string | null): Cents | null => (value === null ? null : cents(Number(value)));
@@ -98,22 +112,27 @@ export class SalesRepository {
 
   /**
    * Writes the sale under the id taken by nextId, its first status line and its items, in one statement;
-   * the sale as stored (RETURNING *, no re-read). The items' foreign key is checked at the statement's end.
+   * the sale as stored (RETURNING *, no re-read) and its items as a lookup shows them (for the postbacks
+   * of its first moves, which then need not read them). The items' foreign key is checked at the statement's end.
    */
-  async insert(sale: Partial<SaleEntity> & { id: number }, items: Array<Partial<SaleItemEntity>>, manager: EntityManager): Promise<SaleEntity> {
+  async insert(
+    sale: Partial<SaleEntity> & { id: number },
+    items: Array<Partial<SaleItemEntity>>,
+    manager: EntityManager,
+  ): Promise<{ sale: SaleEntity; items: SaleLookupItem[] }> {
     const [saleInsert, saleParameters] = this.saleRows.insertStatement([sale]);
     const [itemsInsert, itemParameters] = this.itemRows.insertStatement(
       items.map((item, position) => ({ ...item, saleId: sale.id, position })),
       saleParameters.length,
     );
-    const rows: Array<Record<string, unknown>> = await manager.query(
+    const rows: Array<Record<string, unknown> & { inserted_items: JsonItem[] }> = await manager.query(
       `WITH sale AS (${saleInsert} RETURNING *),
             history AS (INSERT INTO sale_status_changes (sale_id, previous_status, status) SELECT id, NULL, status FROM sale)${items.length > 0 ? `,
-            items AS (${itemsInsert})` : ''}
-       SELECT * FROM sale`,
+            items AS (${itemsInsert} RETURNING id, position, title, unit_price_cents, quantity, tangible)` : ''}
+       SELECT sale.*, ${items.length > 0 ? itemsJson('items i') : `'[]'::json`} AS inserted_items FROM sale`,
       [...saleParameters, ...(items.length > 0 ? itemParameters : [])],
     );
-    return this.saleRows.hydrate(rows[0]);
+    return { sale: this.saleRows.hydrate(rows[0]), items: lookupItems(rows[0].inserted_items) };
   }
 
   /**
@@ -127,10 +146,7 @@ export class SalesRepository {
               s.reserve_amount_cents, s.installments, s.customer_name, s.customer_email, s.customer_document_number,
               s.customer_phone, s.pix_code, s.card_last_four, s.card_brand, s.boleto_code, s.external_transaction_id,
               s.shipping, s.created_at, s.completed_at,
-              COALESCE((SELECT json_agg(json_build_object('id', i.id, 'position', i.position, 'title', i.title,
-                                                          'unitPriceCents', i.unit_price_cents, 'quantity', i.quantity,
-                                                          'tangible', i.tangible) ORDER BY i.position)
-                          FROM sale_items i WHERE i.sale_id = s.id), '[]') AS items
+              ${itemsJson('sale_items i WHERE i.sale_id = s.id')} AS items
          FROM sales s WHERE s.id = $1`,
       [id],
     );
@@ -159,7 +175,7 @@ export class SalesRepository {
         createdAt: row.created_at,
         completedAt: row.completed_at,
       },
-      items: row.items.map((item) => ({ ...item, unitPriceCents: cents(item.unitPriceCents) })),
+      items: lookupItems(row.items),
     };
   }
 
