@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Lease } from '../database/leases';
+import { PlainRows } from '../database/plain-rows';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
@@ -11,14 +11,22 @@ const PAYOUT_LEASE = new Lease({ table: 'withdrawals', column: 'provider_checked
 
 @Injectable()
 export class CashoutRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly rows: PlainRows<WithdrawalEntity>;
 
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.rows = new PlainRows(dataSource.getMetadata(WithdrawalEntity));
+  }
+
+  /** Writes the withdrawal and its first status line in one statement; the row as stored (no re-read). */
   async insert(withdrawal: Partial<WithdrawalEntity>, manager: EntityManager): Promise<WithdrawalEntity> {
-    const repository = manager.getRepository(WithdrawalEntity);
-    const { identifiers } = await repository.insert(withdrawal as QueryDeepPartialEntity<WithdrawalEntity>);
-    const id = identifiers[0].id as number;
-    await this.recordStatus(id, null, withdrawal.status as WithdrawalStatus, manager);
-    return repository.findOneByOrFail({ id });
+    const [insert, parameters] = this.rows.insertStatement([withdrawal]);
+    const rows: Array<Record<string, unknown>> = await manager.query(
+      `WITH w AS (${insert} RETURNING *),
+            history AS (INSERT INTO withdrawal_status_changes (withdrawal_id, previous_status, status) SELECT id, NULL, status FROM w)
+       SELECT * FROM w`,
+      parameters,
+    );
+    return this.rows.hydrate(rows[0]);
   }
 
   findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<WithdrawalEntity | null> {
