@@ -15,7 +15,7 @@ import { CreateSaleDto } from '../sales/dto/create-sale.dto';
 import { CreateSaleResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SaleItemEntity } from '../sales/entities/sale-item.entity';
-import { pixQrCodeDataUri } from '../sales/pix-qr-code';
+import { PixQrCodeRenderer } from '../sales/pix-qr-code-renderer';
 import { toCreateSaleResponse } from '../sales/sale.presenter';
 import { SalesRepository } from '../sales/sales.repository';
 import { SalesProfile, SellerService } from '../seller/seller.service';
@@ -52,6 +52,7 @@ export class CheckoutService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly sales: SalesRepository,
+    private readonly qrCodes: PixQrCodeRenderer,
     private readonly subscriptions: SubscriptionsRepository,
     private readonly pipeline: MoneyPipeline,
     private readonly charges: ChargesService,
@@ -91,7 +92,7 @@ export class CheckoutService {
     let written = false;
     try {
       const authorization = automatic ? await this.automaticPixAuthorization(saleId, request, document, now) : null;
-      const qrCode = document.pixCode ? pixQrCodeDataUri(document.pixCode) : null;
+      const qrCode = document.pixCode ? await this.qrCodes.render(document.pixCode) : null;
       const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
       if (!idempotent && !request.subscription?.enabled) {
         // Nothing to claim, open or save beside the sale: its one statement (items and first status line
