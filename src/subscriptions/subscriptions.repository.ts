@@ -124,7 +124,6 @@ export class SubscriptionsRepository {
     await manager.getRepository(SubscriptionEntity).update({ id }, changes as QueryDeepPartialEntity<SubscriptionEntity>);
   }
 
-  /** One page of the seller's subscriptions, newest first, and how many match in all. */
   /**
    * One page of the seller's subscriptions, newest first, whether more follow, and how many match in all
    * when `count` (a read of every match: the first page's; a cursor's pages carry it). A cursor's page is
