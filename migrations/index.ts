@@ -18,6 +18,7 @@ import { AddPixProviderAndRefunds1795480000000 } from './1795480000000-AddPixPro
 import { AddAutomaticPix1795490000000 } from './1795490000000-AddAutomaticPix';
 import { AddEventsApi1795500000000 } from './1795500000000-AddEventsApi';
 import { AddAutomaticPixInbox1795510000000 } from './1795510000000-AddAutomaticPixInbox';
+import { CoverStatementIndex1795520000000 } from './1795520000000-CoverStatementIndex';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   AddAutomaticPix1795490000000,
   AddEventsApi1795500000000,
   AddAutomaticPixInbox1795510000000,
+  CoverStatementIndex1795520000000,
 ];

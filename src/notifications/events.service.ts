@@ -117,9 +117,8 @@ export class EventsService {
       createdBefore: query.createdBefore ? new Date(query.createdBefore) : undefined,
     };
     const limit = query.limit ?? 20;
-    const rows = await this.notifications.eventsPage(sellerId, filter, query.cursor ? decodeCursor(query.cursor) : null, limit);
-    const page = rows.slice(0, limit);
-    return { events: page.map(toEventView), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null };
+    const { rows, more } = await this.notifications.eventsPage(sellerId, filter, query.cursor ? decodeCursor(query.cursor) : null, limit);
+    return { events: rows.map(toEventView), nextCursor: more ? encodeCursor(rows[rows.length - 1].id) : null };
   }
 
   /** One event with every delivery attempt and the headers each sent. */

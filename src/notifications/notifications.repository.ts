@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Lease } from '../database/leases';
+import { newestFirstPage } from '../database/list-queries';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
 import { DeliveryStatus, EventObjectType, NotificationChannel, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
@@ -217,25 +218,19 @@ export class NotificationsRepository {
   }
 
   /**
-   * A page of the seller's events, newest first (by outbox id, below `beforeId` when given), filtered;
-   * one more row than `limit` tells whether another page follows. Each filter is a range of one of the
-   * (seller_id, …, id) indexes.
+   * A page of the seller's events, newest first (by outbox id, below `beforeId` when given), filtered, and
+   * whether another page follows. Each filter is a range of one of the (seller_id, …, id) indexes, from
+   * which the page's ids are read alone (newestFirstPage).
    */
-  eventsPage(sellerId: number, filter: EventFilter, beforeId: string | null, limit: number): Promise<OutboxEventEntity[]> {
-    const query = this.dataSource
-      .getRepository(OutboxEventEntity)
-      .createQueryBuilder('e')
-      .where('e.seller_id = :sellerId', { sellerId })
-      .orderBy('e.id', 'DESC')
-      .limit(limit + 1);
-    if (beforeId !== null) query.andWhere('e.id < :beforeId', { beforeId });
+  eventsPage(sellerId: number, filter: EventFilter, beforeId: string | null, limit: number): Promise<{ rows: OutboxEventEntity[]; more: boolean }> {
+    const query = this.dataSource.getRepository(OutboxEventEntity).createQueryBuilder('e').where('e.seller_id = :sellerId', { sellerId });
     if (filter.type) query.andWhere('e.event_type = :type', { type: filter.type });
     if (filter.objectType) query.andWhere('e.object_type = :objectType', { objectType: filter.objectType });
     if (filter.objectId !== undefined) query.andWhere('e.object_id = :objectId', { objectId: filter.objectId });
     if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
     if (filter.createdAfter) query.andWhere('e.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
     if (filter.createdBefore) query.andWhere('e.created_at < :createdBefore', { createdBefore: filter.createdBefore });
-    return query.getMany();
+    return newestFirstPage(query, beforeId !== null ? { beforeId } : { page: 1 }, limit);
   }
 
   findEventOf(sellerId: number, eventId: string): Promise<OutboxEventEntity | null> {

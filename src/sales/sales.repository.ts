@@ -7,7 +7,7 @@ import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
 import { insertRows, updateRows } from '../database/bulk-rows';
 import { Lease } from '../database/leases';
-import { containsPattern, createdRangePage } from '../database/list-queries';
+import { containsPattern, countMatching, createdWithin, newestFirstPage } from '../database/list-queries';
 import { PlainRows, poolQuery } from '../database/plain-rows';
 
 export interface SaleFilters {
@@ -222,7 +222,9 @@ export class SalesRepository {
         { pattern, id },
       );
     }
-    return createdRangePage(query, filters, page, limit);
+    createdWithin(query, filters);
+    const total = await countMatching(query);
+    return { rows: (await newestFirstPage(query, { page }, limit)).rows, total };
   }
 
   /** Amount and count of the seller's sales PAGO now, by the Brazilian day (UTC-3) they were paid, from `since` on. */

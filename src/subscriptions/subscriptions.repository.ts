@@ -8,7 +8,7 @@ import { isFinalSubscriptionStatus, SUBSCRIPTION_STATUSES, SubscriptionStatus } 
 import { SubscriptionEntity } from './entities/subscription.entity';
 import { updateRows } from '../database/bulk-rows';
 import { Lease } from '../database/leases';
-import { containsPattern, createdRangePage } from '../database/list-queries';
+import { containsPattern, countMatching, createdWithin, newestFirstPage, PagePosition } from '../database/list-queries';
 import { addDays } from '../domain/dates';
 import { AUTOMATIC_PIX_LEAD_DAYS } from '../domain/automatic-pix';
 
@@ -124,15 +124,27 @@ export class SubscriptionsRepository {
     await manager.getRepository(SubscriptionEntity).update({ id }, changes as QueryDeepPartialEntity<SubscriptionEntity>);
   }
 
-  /** One page of the seller's subscriptions, newest first, and how many match in all. */
-  async page(sellerId: number, filters: SubscriptionFilters, page: number, limit: number): Promise<{ rows: SubscriptionEntity[]; total: number }> {
+  /**
+   * One page of the seller's subscriptions, newest first, whether more follow, and how many match in all
+   * when `count` (a read of every match: the first page's; a cursor's pages carry it). A cursor's page is
+   * one range of subscriptions_seller_idx (seller_id, id), whatever its depth.
+   */
+  async page(
+    sellerId: number,
+    filters: SubscriptionFilters,
+    position: PagePosition,
+    limit: number,
+    count: boolean,
+  ): Promise<{ rows: SubscriptionEntity[]; more: boolean; total: number | null }> {
     const query = this.dataSource.getRepository(SubscriptionEntity).createQueryBuilder('s').where('s.seller_id = :sellerId', { sellerId });
     if (filters.status) query.andWhere('s.status = :status', { status: filters.status });
     if (filters.search) {
       const pattern = containsPattern(filters.search);
       query.andWhere('(s.customer_email ILIKE :pattern OR s.customer_name ILIKE :pattern)', { pattern });
     }
-    return createdRangePage(query, filters, page, limit);
+    createdWithin(query, filters);
+    const total = count ? await countMatching(query) : null;
+    return { ...(await newestFirstPage(query, position, limit)), total };
   }
 
   /** What the metrics need of every subscription of the seller. */

@@ -44,6 +44,12 @@ export class SubscriptionQueryDto {
 
   @PageLimit(100, 20)
   limit?: number;
+
+  @ApiPropertyOptional({ description: "The previous page's nextCursor (instead of page): the next page, at the cost of one page whatever its depth" })
+  @IsOptional()
+  @IsString({ message: 'cursor must be the nextCursor of a previous page' })
+  @Matches(/^[A-Za-z0-9_-]{1,80}$/, { message: 'cursor must be the nextCursor of a previous page' })
+  cursor?: string;
 }
 
 /** POST /api/subscriptions/{id}/cancel (spec 4.11); the body is optional. */

@@ -76,7 +76,9 @@ export class Pagination {
 
 export class SubscriptionPage {
   @ApiProperty({ type: SubscriptionListItem, isArray: true }) subscriptions: SubscriptionListItem[];
-  @ApiProperty({ type: Pagination }) pagination: Pagination;
+  @ApiProperty({ type: Pagination, description: "On a cursor's page, total is the count the first page reported" }) pagination: Pagination;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'Pass as cursor (without page) for the next, older page; null on the last one' })
+  nextCursor: string | null;
 }
 
 export class SubscriptionListResponse {
