@@ -55,7 +55,10 @@ describe('Large-data reads: statement, subscriptions and events pages by cursor,
     await t.db.query('VACUUM ANALYZE ledger_postings, outbox_events, subscriptions');
     // Every statement sent to PostgreSQL while `captured` is set (the app runs in this process).
     Client.prototype.query = function (this: Client, ...args: unknown[]) {
-      if (captured && typeof args[0] === 'string') captured.push({ sql: args[0], parameters: Array.isArray(args[1]) ? args[1] : [] });
+      // A parameterized statement arrives prepared, as { name, text, values } (database/prepared-statements.ts).
+      const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown];
+      if (captured && typeof first === 'string') captured.push({ sql: first, parameters: Array.isArray(second) ? second : [] });
+      else if (captured && typeof first?.text === 'string') captured.push({ sql: first.text, parameters: first.values ?? [] });
       return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof Client.prototype.query;
   }, 120_000);
