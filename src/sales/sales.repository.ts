@@ -106,7 +106,7 @@ export class SalesRepository {
 
   /** A new sale id from the sequence, taken before the provider is asked for the sale's PIX code or boleto. */
   async nextId(): Promise<number> {
-    const [row]: Array<{ id: string }> = await this.dataSource.query(`SELECT nextval(pg_get_serial_sequence('sales', 'id')) AS id`);
+    const [row] = await poolQuery<{ id: string }>(this.dataSource, `SELECT nextval(pg_get_serial_sequence('sales', 'id')) AS id`, []);
     return Number(row.id);
   }
 

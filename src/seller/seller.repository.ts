@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { PlainRows } from '../database/plain-rows';
+import { PlainRows, poolQuery } from '../database/plain-rows';
 import { SellerEntity } from './entities/seller.entity';
 
 export type NewSeller = Pick<
@@ -31,8 +31,10 @@ export class SellerRepository {
     return repository.findOneByOrFail({ id: identifiers[0].id as number });
   }
 
-  async findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SellerEntity | null> {
-    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sellers WHERE id = $1', [id]);
+  async findById(id: number, manager?: EntityManager): Promise<SellerEntity | null> {
+    const sql = 'SELECT * FROM sellers WHERE id = $1';
+    // Outside a transaction (every sale reads its seller's profile), straight through the pool.
+    const rows: Array<Record<string, unknown>> = manager ? await manager.query(sql, [id]) : await poolQuery(this.dataSource, sql, [id]);
     return rows.length === 0 ? null : this.sellerRows.hydrate(rows[0]);
   }
 

@@ -58,7 +58,7 @@ describe('Large-data reads: statement, subscriptions and events pages by cursor,
       // A parameterized statement arrives prepared, as { name, text, values } (database/prepared-statements.ts).
       const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown];
       if (captured && typeof first === 'string') captured.push({ sql: first, parameters: Array.isArray(second) ? second : [] });
-      else if (captured && typeof first?.text === 'string') captured.push({ sql: first.text, parameters: first.values ?? [] });
+      else if (captured && typeof first === 'object' && typeof first.text === 'string') captured.push({ sql: first.text, parameters: first.values ?? [] });
       return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof Client.prototype.query;
   }, 120_000);
