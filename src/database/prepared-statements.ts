@@ -24,6 +24,9 @@ function nameFor(text: string, parameterCount: number): string | undefined {
  * statement (what node-postgres sends for `query(text, values)`, and so for every TypeORM query) is
  * parsed and planned on every call: in issue 24's profile, a sale lookup cost PostgreSQL three times the
  * CPU it costs prepared. Statements without parameters (BEGIN, COMMIT, SET …) keep the simple protocol.
+ * A migration that changes a table's columns while the process runs makes each connection's statement
+ * returning that table's rows fail once ("cached plan must not change result type"); PostgreSQL then
+ * plans it again with the new columns (test/e2e/prepared-statements.e2e-spec.ts).
  */
 class PreparingClient extends pg.Client {
   override query(config: unknown, values?: unknown, callback?: unknown): never {
