@@ -62,6 +62,16 @@ describe('Lease', () => {
     expect(calls).toEqual([{ sql: `UPDATE outbox_events SET enqueued_at = NULL WHERE id = ANY($1::bigint[])`, parameters: [['10']] }]);
   });
 
+  it('releases the lease of those given ids that meet an extra condition over $2…', async () => {
+    const { runner, calls } = recordingRunner([], 1);
+    await expect(recovery.release(runner, [1, 2], `status = 'EM_PROCESSAMENTO'`)).resolves.toBe(1);
+    await recovery.release(runner, [3], 'seller_id = $2', [42]);
+    expect(calls).toEqual([
+      { sql: `UPDATE sales SET provider_checked_at = NULL WHERE id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO'`, parameters: [[1, 2]] },
+      { sql: `UPDATE sales SET provider_checked_at = NULL WHERE id = ANY($1::int[]) AND seller_id = $2`, parameters: [[3], 42] },
+    ]);
+  });
+
   it('runs nothing for no ids', async () => {
     const { runner, calls } = recordingRunner();
     await expect(recovery.hold(runner, [])).resolves.toBe(0);

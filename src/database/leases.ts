@@ -136,18 +136,20 @@ export class Lease {
     return affected;
   }
 
-  /** The statement of release: the lease of the rows of ids $1 given back. */
-  releaseStatement(): string {
-    return `UPDATE ${this.table} SET ${this.column} = NULL WHERE ${this.idColumn} = ANY($1::${this.idType}[])`;
+  /** The statement of release: the lease of the rows of ids $1 (and `extraCondition`, over parameters $2…) given back. */
+  releaseStatement(extraCondition?: string): string {
+    return `UPDATE ${this.table} SET ${this.column} = NULL WHERE ${this.idColumn} = ANY($1::${this.idType}[])${extraCondition ? ` AND ${extraCondition}` : ''}`;
   }
 
   /**
    * Gives back the lease of these rows at once, whoever holds it, so that the next claim may take them
-   * again without waiting for the duration. How many rows were released; nothing is run for no ids.
+   * again without waiting for the duration; only those meeting `extraCondition` (SQL over
+   * `extraParameters` as $2…) if given, when the others can never be claimed again and rewriting their
+   * rows would cost an UPDATE for nothing. How many rows were released; nothing is run for no ids.
    */
-  async release(runner: LeaseRunner, ids: ReadonlyArray<number | string>): Promise<number> {
+  async release(runner: LeaseRunner, ids: ReadonlyArray<number | string>, extraCondition?: string, extraParameters: unknown[] = []): Promise<number> {
     if (ids.length === 0) return 0;
-    const [, affected] = (await runner.query(this.releaseStatement(), [ids])) as [unknown, number];
+    const [, affected] = (await runner.query(this.releaseStatement(extraCondition), [ids, ...extraParameters])) as [unknown, number];
     return affected;
   }
 }

@@ -76,8 +76,9 @@ interface TrackedSubscription {
  * domain (status table, fees, ledger effect), each moves its subscription by the domain's decision,
  * the subscriptions' own moves follow, and a subscription this unit stops has its open charges
  * cancelled in the same unit (their lapse counted on it as it is then). Only then is anything written:
- * the sales with their status lines, the ledger postings and balances, the subscriptions, the refund
- * marks, and every postback in one statement, each built from the rows as they are saved. No hook, no
+ * the sales with their status lines, the subscriptions, the refund marks, every postback in one
+ * statement, each built from the rows as they are saved, and last the ledger postings and balances
+ * (their row locks held until the commit, so taken as late as possible). No hook, no
  * call back into a caller, no re-entrance.
  */
 @Injectable()
@@ -170,10 +171,6 @@ export class MoneyPipeline {
       const lost = moves.find(({ sale }) => !saved.has(sale.id));
       if (lost) throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
     }
-    await this.ledger.post(
-      manager,
-      moves.flatMap(({ posting }) => (posting ? [posting] : [])),
-    );
     const changed = [...tracked.values()].filter((subscription) => Object.keys(subscription.columns).length > 0);
     await this.subscriptions.updateMany(
       changed.map(({ before, columns }) => ({ id: before.id, changes: columns as Partial<SubscriptionEntity> })),
@@ -214,6 +211,13 @@ export class MoneyPipeline {
         })),
       );
     await this.notifications.enqueueStatusChanges(manager, { sales: saleChanges, subscriptions: subscriptionChanges });
+    // Last: the postings lock their sellers' balances rows until the commit, and every unit that moves a
+    // seller's money waits for those locks (two billing batches' answers, a sale's answer, a withdrawal),
+    // so they are held for the postings and the commit only, not for the writes above as well.
+    await this.ledger.post(
+      manager,
+      moves.flatMap(({ posting }) => (posting ? [posting] : [])),
+    );
     return {
       sales: new Map(moves.map(({ moved }) => [moved.id, moved])),
       subscriptions: new Map(changed.map(({ current }) => [current.id, current])),

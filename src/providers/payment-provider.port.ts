@@ -71,6 +71,12 @@ export interface PaymentProvider {
   tokenizeCard(card: CardDetails): Promise<CardToken>;
   /** Idempotent by reference: the same reference again answers the first charge's result and charges nothing more. */
   chargeCard(request: ChargeRequest): Promise<ChargeResult>;
+  /**
+   * Several charges in one call (a billing batch's cards): each answered as chargeCard would answer it
+   * alone, in the order asked; idempotent per reference. A call that fails leaves every one of its
+   * references to the recovery job (findCharge, voidCharge), as a single charge that fails would.
+   */
+  chargeCards(requests: ChargeRequest[]): Promise<ChargeResult[]>;
   /** The charge made for this reference, or null when the provider never received one (the recovery job asks). */
   findCharge(reference: string): Promise<ChargeResult | null>;
   /**

@@ -331,9 +331,14 @@ export class SalesRepository {
     await RECOVERY_LEASE.hold(manager, ids, `status = 'EM_PROCESSAMENTO'`);
   }
 
-  /** Gives these sales back to the recovery job at once: those still EM_PROCESSAMENTO are then resolved by their age alone. */
+  /**
+   * Gives these sales back to the recovery job at once: those still EM_PROCESSAMENTO are then resolved by
+   * their age alone. Only those: a sale that has left EM_PROCESSAMENTO never returns to it and is never
+   * claimed again, so its lease is left to lapse (a billing batch's 500 answered sales are not rewritten
+   * once more for it).
+   */
   async releaseFromRecoveryHold(ids: number[]): Promise<void> {
-    await RECOVERY_LEASE.release(this.dataSource, ids);
+    await RECOVERY_LEASE.release(this.dataSource, ids, `status = 'EM_PROCESSAMENTO'`);
   }
 
   // ---- batches (the subscription billing) ----

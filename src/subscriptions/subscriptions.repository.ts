@@ -7,6 +7,7 @@ import { isFinalSubscriptionStatus, SUBSCRIPTION_STATUSES, SubscriptionStatus } 
 
 import { SubscriptionEntity } from './entities/subscription.entity';
 import { updateRows } from '../database/bulk-rows';
+import { PlainRows } from '../database/plain-rows';
 import { Lease } from '../database/leases';
 import { containsPattern, countMatching, createdWithin, newestFirstPage, PagePosition } from '../database/list-queries';
 import { addDays } from '../domain/dates';
@@ -67,7 +68,11 @@ export const DUE_FOR_BILLING = `
 
 @Injectable()
 export class SubscriptionsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly rows: PlainRows<SubscriptionEntity>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.rows = new PlainRows(dataSource.getMetadata(SubscriptionEntity));
+  }
 
   /**
    * The id of the product a new subscription is for (spec 2.6 `product.id`, never null): the seller's own
@@ -185,10 +190,11 @@ export class SubscriptionsRepository {
     return new Map(rows.map((row) => [row.id, row.seller_id]));
   }
 
-  /** The subscriptions with these ids, with their card tokens, in id order (one query). */
-  findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return manager.getRepository(SubscriptionEntity).createQueryBuilder('s').addSelect('s.cardToken').where('s.id IN (:...ids)', { ids }).orderBy('s.id', 'ASC').getMany();
+  /** The subscriptions with these ids, with their card tokens, in id order (one plain query: a billing batch reads 500). */
+  async findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM subscriptions WHERE id = ANY($1::int[]) ORDER BY id', [ids]);
+    return rows.map((row) => this.rows.hydrate(row, true));
   }
 
   /** Those of `ids` no longer billed (stopped, or in a final status of the table): one indexed read, without a lock. */
@@ -201,17 +207,14 @@ export class SubscriptionsRepository {
     return rows.map((row) => row.id);
   }
 
-  /** The subscriptions with these ids, with their card tokens, locked for the transaction in id order (one query). */
-  findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SubscriptionEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return manager
-      .getRepository(SubscriptionEntity)
-      .createQueryBuilder('s')
-      .addSelect('s.cardToken')
-      .where('s.id IN (:...ids)', { ids })
-      .orderBy('s.id', 'ASC')
-      .setLock('pessimistic_write')
-      .getMany();
+  /**
+   * The subscriptions with these ids, with their card tokens, locked for the transaction in id order (one
+   * plain query: TypeORM's hydration of a billing batch's 500 rows cost more CPU than the statement).
+   */
+  async findByIdsForUpdate(ids: number[], manager: EntityManager): Promise<SubscriptionEntity[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM subscriptions WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [ids]);
+    return rows.map((row) => this.rows.hydrate(row, true));
   }
 
   /** Saves each subscription's own changes, in one statement per set of changed columns. */

@@ -74,30 +74,56 @@ export class SandboxPaymentProvider implements PaymentProvider {
   }
 
   async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
-    const { beforeRecordMs, beforeAnswerMs } = this.config.sandboxChargeDelays;
-    if (beforeRecordMs > 0) await sleep(beforeRecordMs);
-    const result = await this.recordCharge(request);
-    if (beforeAnswerMs > 0) await sleep(beforeAnswerMs);
-    return result;
+    return (await this.chargeCards([request]))[0];
   }
 
-  private async recordCharge(request: ChargeRequest): Promise<ChargeResult> {
-    const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
-    const outcome = match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
-    // One statement: the new charge, or the one already recorded under this reference. A row inserted by a
-    // concurrent charge of the same reference is outside this statement's snapshot; it is read again then.
-    const [recorded]: ChargeRow[] = await this.dataSource.query(
-      `WITH inserted AS (
+  /** The delays are those of one call, whatever its size: a batch travels once. */
+  async chargeCards(requests: ChargeRequest[]): Promise<ChargeResult[]> {
+    if (requests.length === 0) return [];
+    const { beforeRecordMs, beforeAnswerMs } = this.config.sandboxChargeDelays;
+    if (beforeRecordMs > 0) await sleep(beforeRecordMs);
+    const results = await this.recordCharges(requests);
+    if (beforeAnswerMs > 0) await sleep(beforeAnswerMs);
+    return results;
+  }
+
+  private async recordCharges(requests: ChargeRequest[]): Promise<ChargeResult[]> {
+    const outcomes = requests.map((request) => {
+      const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
+      return match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
+    });
+    const random = randomBytes(6 * requests.length).toString('hex');
+    // One statement for the whole call: each new charge, or the one already recorded under its reference
+    // (the first of a reference asked twice in the call). A row inserted by a concurrent charge of the
+    // same reference is outside this statement's snapshot; it is read again then.
+    const rows: Array<ChargeRow & { reference: string }> = await this.dataSource.query(
+      `WITH asked AS (
+         SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::bigint[], $5::smallint[], $6::varchar[])
+             AS v(reference, kind, outcome, amount_cents, installments, external_id)),
+       inserted AS (
          INSERT INTO sandbox_card_charges (reference, kind, outcome, amount_cents, installments, external_id)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING
-         RETURNING outcome, external_id)
-       SELECT outcome, external_id FROM inserted
+         SELECT * FROM asked ON CONFLICT (reference) DO NOTHING
+         RETURNING reference, outcome, external_id)
+       SELECT reference, outcome, external_id FROM inserted
        UNION ALL
-       SELECT outcome, external_id FROM sandbox_card_charges WHERE reference = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
-      [request.reference, request.kind, outcome, request.amountCents, request.installments, `sbx_ch_${request.reference}_${randomBytes(6).toString('hex')}`],
+       SELECT c.reference, c.outcome, c.external_id FROM sandbox_card_charges c
+        WHERE c.reference = ANY($1::varchar[]) AND NOT EXISTS (SELECT 1 FROM inserted i WHERE i.reference = c.reference)`,
+      [
+        requests.map((request) => request.reference),
+        requests.map((request) => request.kind),
+        outcomes,
+        requests.map((request) => request.amountCents),
+        requests.map((request) => request.installments),
+        requests.map((request, index) => `sbx_ch_${request.reference}_${random.slice(index * 12, index * 12 + 12)}`),
+      ],
     );
-    const row = recorded ?? ((await this.row(request.reference)) as ChargeRow);
-    return row.outcome === 'VOIDED' ? { outcome: 'FAILED', externalId: row.external_id, reason: VOIDED_REASON } : toResult({ ...row, outcome: row.outcome });
+    const recorded = new Map(rows.map((row) => [row.reference, row]));
+    const results: ChargeResult[] = [];
+    for (const { reference } of requests) {
+      const row = recorded.get(reference) ?? ((await this.row(reference)) as ChargeRow);
+      results.push(row.outcome === 'VOIDED' ? { outcome: 'FAILED', externalId: row.external_id, reason: VOIDED_REASON } : toResult({ ...row, outcome: row.outcome }));
+    }
+    return results;
   }
 
   async findCharge(reference: string): Promise<ChargeResult | null> {
