@@ -146,8 +146,9 @@ export class LedgerRepository {
          SELECT id, seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, at FROM ids)
        INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
        SELECT ids.id, ids.seller_id, e.account, e.provider, e.amount, ids.kind, ids.reference_type, ids.reference_id
-         FROM unnest($9::bigint[], $10::varchar[], $11::varchar[], $12::bigint[]) AS e(ord, account, provider, amount)
-         JOIN ids ON ids.ord = e.ord`,
+         FROM unnest($9::bigint[], $10::varchar[], $11::varchar[], $12::bigint[]) WITH ORDINALITY AS e(ord, account, provider, amount, n)
+         JOIN ids ON ids.ord = e.ord
+        ORDER BY e.n`,
       [
         postings.map((p) => p.sellerId),
         postings.map((p) => p.kind),
