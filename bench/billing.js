@@ -13,26 +13,14 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const { ADMIN_TOKEN, startServiceApp } = require('./service-app');
 
 async function child(count, databaseUrl) {
-  process.env.DATABASE_URL = databaseUrl;
-  process.env.NODE_ENV = 'production';
-  process.env.ENCRYPTION_KEY = require('node:crypto').randomBytes(32).toString('hex');
-  process.env.SESSION_SECRET = require('node:crypto').randomBytes(32).toString('hex');
-  process.env.ADMIN_TOKEN = ADMIN_TOKEN;
-  process.env.RATE_LIMIT_RPS = '0';
-  process.env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
-  const { prepareDatabase } = require('../dist/src/database/prepare-database');
-  const { createApp } = require('../dist/src/configure-app');
+  const { app, base } = await startServiceApp(databaseUrl);
   const { BillingService } = require('../dist/src/payments/billing.service');
   const { DataSource } = require('typeorm');
-  await prepareDatabase(databaseUrl);
-  const app = await createApp();
-  await app.listen(0, '127.0.0.1');
-  const base = await app.getUrl();
   const call = async (method, route, body, headers = {}) => {
-    const response = await fetch(`${base.replace('[::1]', '127.0.0.1')}${route}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}${route}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${await response.text()}`);
     return response.json();
   };

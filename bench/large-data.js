@@ -17,23 +17,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const { ADMIN_TOKEN, startServiceApp } = require('./service-app');
 
 /** The production build on a port; prints its URL, serves until killed. */
 async function serve(databaseUrl) {
-  process.env.DATABASE_URL = databaseUrl;
-  process.env.NODE_ENV = 'production';
-  process.env.ENCRYPTION_KEY = require('node:crypto').randomBytes(32).toString('hex');
-  process.env.SESSION_SECRET = require('node:crypto').randomBytes(32).toString('hex');
-  process.env.ADMIN_TOKEN = ADMIN_TOKEN;
-  process.env.RATE_LIMIT_RPS = '0';
-  process.env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
-  const { prepareDatabase } = require('../dist/src/database/prepare-database');
-  const { createApp } = require('../dist/src/configure-app');
-  await prepareDatabase(databaseUrl);
-  const app = await createApp();
-  await app.listen(0, '127.0.0.1');
-  process.stdout.write(`${JSON.stringify({ url: (await app.getUrl()).replace('[::1]', '127.0.0.1') })}\n`);
+  const { base } = await startServiceApp(databaseUrl);
+  process.stdout.write(`${JSON.stringify({ url: base })}\n`);
 }
 
 function startServer(databaseUrl) {

@@ -55,7 +55,7 @@ const settings = {
   sides: (env.BENCH_SIDES || 'service,baseline').split(',').map((s) => s.trim()),
   cpuProfileDir: env.BENCH_CPU_PROF ? path.resolve(env.BENCH_CPU_PROF) : null,
 };
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const { ADMIN_TOKEN } = require('./service-app');
 const SERVICE_PORT = Number(env.BENCH_SERVICE_PORT || 3101);
 const BASELINE_PORT = Number(env.BENCH_BASELINE_PORT || 3102);
 const FLOOR_NEST_PORT = Number(env.BENCH_FLOOR_NEST_PORT || 3103);
