@@ -84,6 +84,16 @@ export class PixReceiptsRepository {
     return new Set(rows.map((row) => row.end_to_end_id));
   }
 
+  /** Of these Pix, those whose notification waits in the inbox not yet checked (the inbox worker will apply them). */
+  async notifiedUnchecked(endToEndIds: string[]): Promise<Set<string>> {
+    if (endToEndIds.length === 0) return new Set();
+    const rows: Array<{ end_to_end_id: string }> = await this.dataSource.query(
+      `SELECT end_to_end_id FROM pix_inbox WHERE end_to_end_id = ANY($1::varchar[]) AND attempts = 0`,
+      [endToEndIds],
+    );
+    return new Set(rows.map((row) => row.end_to_end_id));
+  }
+
   async inPeriod(from: Date, to: Date): Promise<ReceiptRow[]> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT ${COLUMNS} FROM pix_receipts WHERE paid_at >= $1 AND paid_at < $2 ORDER BY paid_at, id`, [from, to]);
     return rows.map(hydrate);

@@ -48,12 +48,16 @@ export class PixReconciliationService {
       const from = new Date(Math.min(checkedUntil.getTime(), now.getTime()) - OVERLAP_MS);
       const received = await this.provider.listReceived(from, now);
       const known = await this.receipts.known(received.map((pix) => pix.endToEndId));
+      // A Pix whose notification just came and waits in the inbox is not a lost one: the inbox worker applies
+      // it. Once a check of it has failed, reconciliation applies it like any other.
+      const notified = await this.receipts.notifiedUnchecked(received.filter((pix) => !known.has(pix.endToEndId)).map((pix) => pix.endToEndId));
       let applied = 0;
       for (const pix of received) {
         if (known.has(pix.endToEndId)) {
           for (const returned of pix.returns) await this.pix.applyReturn(returned);
           continue;
         }
+        if (notified.has(pix.endToEndId)) continue;
         await this.pix.apply(pix, 'RECONCILIATION');
         applied += 1;
       }
