@@ -25,12 +25,10 @@ export interface PostingFigures {
   blockedAfterCents: number;
 }
 
-/** A posting to write: its seller and figures, and its entries (summing to zero). */
+/** A posting to write: its seller and figures (the balance after it is derived as it is written), and its entries (summing to zero). */
 export interface NewPosting extends Omit<PostingFigures, 'availableAfterCents' | 'blockedAfterCents'> {
   /** Null for the platform's own postings (a Pix with no sale), which move no seller's balance. */
   sellerId: number | null;
-  availableAfterCents: number | null;
-  blockedAfterCents: number | null;
   entries: Array<{ account: LedgerAccount; provider: string | null; amountCents: number }>;
 }
 
@@ -128,27 +126,51 @@ export class LedgerRepository {
   }
 
   /**
-   * Appends postings with their entries in one statement (their ids from the postings' sequence, the
-   * insert time as created_at: under the seller's balance lock, so a seller's postings are in order of
-   * both). The trigger ledger_entries_balanced refuses the statement if a posting's entries do not sum to zero.
+   * Appends postings with their entries and moves their sellers' balances rows, in one statement: each
+   * seller's row moved once by the sum of its postings (the UPDATE takes the row lock, held until the
+   * caller's commit), each posting's balance after it derived from the row's value before them plus the
+   * running sum of the seller's postings up to it, the postings' ids from their sequence in the order
+   * given and the insert time as created_at (under the seller's balance lock, so a seller's postings are
+   * in order of both). The trigger ledger_entries_balanced refuses the statement if a posting's entries
+   * do not sum to zero. False, with nothing written, when a seller has no balances row (every seller
+   * opens its own when created): the caller creates the rows and posts again.
    */
-  async appendPostings(postings: NewPosting[], manager: EntityManager): Promise<void> {
-    if (postings.length === 0) return;
+  async postAndMoveBalances(postings: NewPosting[], manager: EntityManager): Promise<boolean> {
+    if (postings.length === 0) return true;
     const entries = postings.flatMap((posting, index) => posting.entries.map((entry) => ({ ...entry, ord: index + 1 })));
-    await manager.query(
-      `WITH ids AS (
-         SELECT v.*, nextval('ledger_postings_id_seq') AS id, clock_timestamp() AS at
-           FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
-                WITH ORDINALITY AS v(seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, ord)),
+    const [row]: Array<{ ok: boolean }> = await manager.query(
+      `WITH v AS (
+         SELECT * FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::bigint[], $5::bigint[], $6::bigint[])
+                WITH ORDINALITY AS v(seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, ord)),
+       sums AS (
+         SELECT seller_id, sum(available_delta)::bigint AS available, sum(blocked_delta)::bigint AS blocked
+           FROM v WHERE seller_id IS NOT NULL GROUP BY seller_id),
+       present AS (
+         SELECT count(*) = (SELECT count(*) FROM sums) AS ok FROM balances WHERE seller_id IN (SELECT seller_id FROM sums)),
+       moved AS (
+         UPDATE balances b SET available_cents = b.available_cents + sums.available, blocked_cents = b.blocked_cents + sums.blocked, updated_at = now()
+           FROM sums, present
+          WHERE present.ok AND b.seller_id = sums.seller_id
+          RETURNING b.seller_id, b.available_cents - sums.available AS available_before, b.blocked_cents - sums.blocked AS blocked_before),
+       ids AS (
+         SELECT w.*, nextval('ledger_postings_id_seq') AS id, clock_timestamp() AS at
+           FROM (SELECT v.*, (m.available_before + sum(v.available_delta) OVER running)::bigint AS available_after,
+                        (m.blocked_before + sum(v.blocked_delta) OVER running)::bigint AS blocked_after
+                   FROM v CROSS JOIN present LEFT JOIN moved m ON m.seller_id = v.seller_id
+                  WHERE present.ok
+                 WINDOW running AS (PARTITION BY v.seller_id ORDER BY v.ord)
+                  ORDER BY v.ord) w),
        posted AS (
          INSERT INTO ledger_postings (id, seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents,
                                       available_after_cents, blocked_after_cents, created_at)
-         SELECT id, seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, at FROM ids)
-       INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
-       SELECT ids.id, ids.seller_id, e.account, e.provider, e.amount, ids.kind, ids.reference_type, ids.reference_id
-         FROM unnest($9::bigint[], $10::varchar[], $11::varchar[], $12::bigint[]) WITH ORDINALITY AS e(ord, account, provider, amount, n)
-         JOIN ids ON ids.ord = e.ord
-        ORDER BY e.n`,
+         SELECT id, seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, at FROM ids),
+       entries AS (
+         INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
+         SELECT ids.id, ids.seller_id, e.account, e.provider, e.amount, ids.kind, ids.reference_type, ids.reference_id
+           FROM unnest($7::bigint[], $8::varchar[], $9::varchar[], $10::bigint[]) WITH ORDINALITY AS e(ord, account, provider, amount, n)
+           JOIN ids ON ids.ord = e.ord
+          ORDER BY e.n)
+       SELECT ok FROM present`,
       [
         postings.map((p) => p.sellerId),
         postings.map((p) => p.kind),
@@ -156,43 +178,18 @@ export class LedgerRepository {
         postings.map((p) => p.referenceId),
         postings.map((p) => p.availableDeltaCents),
         postings.map((p) => p.blockedDeltaCents),
-        postings.map((p) => p.availableAfterCents),
-        postings.map((p) => p.blockedAfterCents),
         entries.map((e) => e.ord),
         entries.map((e) => e.account),
         entries.map((e) => e.provider),
         entries.map((e) => e.amountCents),
       ],
     );
+    return row.ok;
   }
 
-  /**
-   * Moves these sellers' balances rows by the sums given, in one statement that takes their row locks and
-   * answers each balance after; a missing row (every seller opens its own when created) is created at
-   * zero, then moved.
-   */
-  async addToBalances(moves: Array<{ sellerId: number; availableCents: number; blockedCents: number }>, manager: EntityManager): Promise<Map<number, BalanceRow>> {
-    const add = async (batch: typeof moves) => {
-      const [rows]: [Array<{ seller_id: number; available_cents: string; blocked_cents: string }>] = await manager.query(
-        `UPDATE balances b SET available_cents = b.available_cents + v.available, blocked_cents = b.blocked_cents + v.blocked, updated_at = now()
-           FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS v(seller_id, available, blocked)
-          WHERE b.seller_id = v.seller_id AND b.seller_id = ANY($1::int[])
-          RETURNING b.seller_id, b.available_cents, b.blocked_cents`,
-        [batch.map((m) => m.sellerId), batch.map((m) => m.availableCents), batch.map((m) => m.blockedCents)],
-      );
-      return rows;
-    };
-    const after = new Map<number, BalanceRow>();
-    const keep = (rows: Awaited<ReturnType<typeof add>>) =>
-      rows.forEach((row) => after.set(row.seller_id, { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) }));
-    if (moves.length === 0) return after;
-    keep(await add(moves));
-    const missing = moves.filter((move) => !after.has(move.sellerId));
-    if (missing.length > 0) {
-      await manager.query(`INSERT INTO balances (seller_id) SELECT unnest($1::int[]) ORDER BY 1 ON CONFLICT (seller_id) DO NOTHING`, [missing.map((m) => m.sellerId)]);
-      keep(await add(missing));
-    }
-    return after;
+  /** Creates the zero balances rows of these sellers where missing (in seller order). */
+  async createBalances(sellerIds: number[], manager: EntityManager): Promise<void> {
+    await manager.query(`INSERT INTO balances (seller_id) SELECT unnest($1::int[]) ORDER BY 1 ON CONFLICT (seller_id) DO NOTHING`, [[...sellerIds].sort((a, b) => a - b)]);
   }
 
   /** Sellers whose cached balance differs from the sum of their entries. */

@@ -58,43 +58,26 @@ export class LedgerService {
 
   /**
    * Postings inside the caller's transaction (a card sale's one, a billing batch's hundreds, a reserve
-   * release's batch, a withdrawal's): each checked to sum to zero, each seller's balances row moved once
-   * by the sum of its postings (the UPDATE takes the row lock and answers the balance after; rows of
-   * several sellers are locked first in seller order, so that two batches never wait on each other in a
-   * cycle; a missing row is created at zero), the balance after each posting derived from that, then
-   * every posting and its entries appended in one statement. A debit that must not overdraw is checked
-   * by its caller under `lockBalance` first (withdrawals).
+   * release's batch, a withdrawal's): each checked to sum to zero, then written with their entries in
+   * one statement that moves each seller's balances row once by the sum of its postings (the UPDATE
+   * takes the row lock) and records in each posting the balance after it (the seller's statement). Rows
+   * of several sellers are locked first in seller order, so that two batches never wait on each other in
+   * a cycle; a missing row is created at zero. A debit that must not overdraw is checked by its caller
+   * under `lockBalance` first (withdrawals).
    */
   async post(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
     const moving = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0));
     if (moving.length === 0) return;
-    const deltas = moving.map((posting) => sellerDeltas(posting.effect));
-    const sums = new Map<number, { sellerId: number; availableCents: number; blockedCents: number }>();
-    moving.forEach((posting, index) => {
-      if (posting.sellerId === null) return;
-      const sum = sums.get(posting.sellerId) ?? { sellerId: posting.sellerId, availableCents: 0, blockedCents: 0 };
-      sum.availableCents += deltas[index].available;
-      sum.blockedCents += deltas[index].blocked;
-      sums.set(posting.sellerId, sum);
-    });
-    if (sums.size > 1) await this.ledger.lockBalances([...sums.keys()], manager);
-    const running = await this.ledger.addToBalances([...sums.values()], manager);
-    // Walked backwards from each seller's balance after all of its postings: the balance after each one.
-    const rows: NewPosting[] = [];
-    for (let index = moving.length - 1; index >= 0; index -= 1) {
-      const posting = moving[index];
-      if (posting.sellerId === null) {
-        rows.unshift(this.newPosting(posting, deltas[index], null));
-        continue;
-      }
-      const after = running.get(posting.sellerId) as BalanceAfter;
-      rows.unshift(this.newPosting(posting, deltas[index], after));
-      running.set(posting.sellerId, { availableCents: cents(after.availableCents - deltas[index].available), blockedCents: cents(after.blockedCents - deltas[index].blocked) });
-    }
-    await this.ledger.appendPostings(rows, manager);
+    const rows = moving.map((posting) => this.newPosting(posting));
+    const sellers = [...new Set(rows.flatMap((row) => (row.sellerId === null ? [] : [row.sellerId])))];
+    if (sellers.length > 1) await this.ledger.lockBalances(sellers, manager);
+    if (await this.ledger.postAndMoveBalances(rows, manager)) return;
+    await this.ledger.createBalances(sellers, manager);
+    if (!(await this.ledger.postAndMoveBalances(rows, manager))) throw new Error('A seller of these postings has no balances row');
   }
 
-  private newPosting(posting: LedgerPosting, deltas: { available: number; blocked: number }, after: BalanceAfter | null): NewPosting {
+  private newPosting(posting: LedgerPosting): NewPosting {
+    const deltas = sellerDeltas(posting.effect);
     if (posting.sellerId === null && (deltas.available !== 0 || deltas.blocked !== 0)) throw new Error(`A ${posting.effect.kind} posting without a seller moves a seller's account`);
     return {
       sellerId: posting.sellerId,
@@ -103,8 +86,6 @@ export class LedgerService {
       referenceId: posting.referenceId,
       availableDeltaCents: deltas.available,
       blockedDeltaCents: deltas.blocked,
-      availableAfterCents: after?.availableCents ?? null,
-      blockedAfterCents: after?.blockedCents ?? null,
       entries: posting.effect.movements
         .filter((m) => m.amountCents !== 0)
         .map((m) => ({ account: m.account, provider: isProviderAccount(m.account) ? (posting.provider ?? this.provider) : null, amountCents: m.amountCents })),

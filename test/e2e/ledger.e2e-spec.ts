@@ -107,6 +107,28 @@ describe('Ledger (platform.md §4)', () => {
     expect((await balanceOf(t, second)).available).toBe(250);
   });
 
+  it('opens a missing balances row at zero and posts on it once, each posting with the balance after it', async () => {
+    const seller = await createSeller(t);
+    await t.db.query('DELETE FROM balances WHERE seller_id = $1', [seller.id]);
+    const paid = (amount: number, referenceId: number) => ({
+      sellerId: seller.id,
+      referenceType: 'SALE' as const,
+      referenceId,
+      effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(amount) }, { account: 'PSP_HOLDINGS' as const, amountCents: cents(-amount) }] },
+    });
+
+    await t.db.transaction((manager) => ledger.post(manager, [paid(300, 21), paid(-100, 22), paid(45, 23)]));
+
+    const postings = await t.db.query('SELECT reference_id, available_after_cents FROM ledger_postings WHERE seller_id = $1 ORDER BY id', [seller.id]);
+    expect(postings.map((row: Record<string, string>) => [Number(row.reference_id), Number(row.available_after_cents)])).toEqual([
+      [21, 300],
+      [22, 200],
+      [23, 245],
+    ]);
+    expect(await t.db.query('SELECT available_cents, blocked_cents FROM balances WHERE seller_id = $1', [seller.id])).toEqual([{ available_cents: '245', blocked_cents: '0' }]);
+    expect(await ledger.verify()).toEqual([]);
+  });
+
   it('refuses a posting that does not balance, in the domain and in the database', async () => {
     const seller = await createSeller(t);
     const unbalanced = { sellerId: seller.id, referenceType: 'SALE' as const, referenceId: 1, effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(100) }] } };
