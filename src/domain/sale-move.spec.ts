@@ -1,6 +1,6 @@
 import { DEFAULT_FEE_SCHEDULE, saleFees } from './fees';
 import { cents } from './money';
-import { planSaleMove, SaleMoveState } from './sale-move';
+import { planOpening, planSaleMove, SaleMoveState } from './sale-move';
 import { SALE_EVENTS, SALE_STATUSES, SALE_TRANSITIONS } from './sale-status';
 
 const now = new Date('2026-03-01T12:00:00Z');
@@ -70,5 +70,22 @@ describe('planSaleMove', () => {
         else if (['CARD', 'ALL'].includes(SALE_TRANSITIONS[status][event]?.methods as string)) expect(plan().next).toBe(SALE_TRANSITIONS[status][event]?.to);
       }
     }
+  });
+});
+
+describe('planOpening', () => {
+  const newCard: Omit<SaleMoveState, 'status'> = card;
+
+  it('writes a card sale EM_PROCESSAMENTO with PENDENTE before it, and nothing else', () => {
+    expect(planOpening(newCard, ['SENT_TO_ACQUIRER'], DEFAULT_FEE_SCHEDULE, now)).toEqual({ status: 'EM_PROCESSAMENTO', columns: {}, history: ['PENDENTE'] });
+  });
+
+  it('leaves a sale opened by no event PENDENTE with no earlier status', () => {
+    expect(planOpening(newCard, [], DEFAULT_FEE_SCHEDULE, now)).toEqual({ status: 'PENDENTE', columns: {}, history: [] });
+  });
+
+  it('refuses an opening move that moves money or is not in the status table', () => {
+    expect(() => planOpening(newCard, ['ACQUIRER_APPROVED'], DEFAULT_FEE_SCHEDULE, now)).toThrow();
+    expect(() => planOpening({ ...newCard, paymentMethod: 'PIX' }, ['SENT_TO_ACQUIRER'], DEFAULT_FEE_SCHEDULE, now)).toThrow();
   });
 });

@@ -89,3 +89,30 @@ export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: Fe
   const effect = saleLedgerEffect(event, fundsAfterRefunds(funds, sale.refundedCents));
   return { next, columns, effect };
 }
+
+/** A sale written already moved: the columns and status it is written with, and the statuses it went through before. */
+export interface SaleOpening {
+  status: SaleStatus;
+  columns: SaleMoveColumns;
+  /** Its earlier statuses, oldest first (each a line of its status history before its current one). */
+  history: SaleStatus[];
+}
+
+/**
+ * A new sale (PENDENTE) moved at once by `events` as it is written (a card sale sent to the acquirer):
+ * its moves by planSaleMove, so the status table of spec 3.1 applies; none of them may move money (a
+ * sale's money moves only once it exists: such an event throws).
+ */
+export function planOpening(sale: Omit<SaleMoveState, 'status'>, events: SaleEvent[], schedule: FeeSchedule, now: Date): SaleOpening {
+  let state: SaleMoveState = { ...sale, status: 'PENDENTE' };
+  const opening: SaleOpening = { status: 'PENDENTE', columns: {}, history: [] };
+  for (const event of events) {
+    const move = planSaleMove(state, event, schedule, now);
+    if (move.effect) throw new Error(`A sale cannot be opened by ${event}: it moves money`);
+    opening.history.push(state.status);
+    opening.columns = { ...opening.columns, ...move.columns };
+    opening.status = move.next;
+    state = { ...state, ...move.columns, status: move.next };
+  }
+  return opening;
+}

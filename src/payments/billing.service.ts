@@ -19,7 +19,7 @@ import { SubscriptionsRepository } from '../subscriptions/subscriptions.reposito
 import { AutomaticPixService } from './automatic-pix.service';
 import { ChargeOutcome, ChargesService } from './charges.service';
 import { PaymentDocument } from './checkout.service';
-import { MoneyPipeline } from './money-pipeline';
+import { MoneyPipeline, openedSale } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
 
 const BATCH = 500;
@@ -252,10 +252,20 @@ export class BillingService {
         valid.filter(({ attempt }) => attempt > 0).map(({ subscription, period }) => ({ subscriptionId: subscription.id, period })),
         manager,
       );
+      // A card's sale is written already sent to the acquirer (EM_PROCESSAMENTO after PENDENTE).
+      const openings = new Map(
+        valid.map((charge) => {
+          const current = locked.get(charge.subscription.id) as SubscriptionEntity;
+          const columns = chargeSaleColumns(current, charge, documents.get(charge.saleId) ?? null);
+          const events = current.paymentMethod === 'CREDIT_CARD' ? (['SENT_TO_ACQUIRER'] as const) : [];
+          return [charge.saleId, openedSale(columns, [...events], schedules.get(current.sellerId) as FeeSchedule, now)] as const;
+        }),
+      );
       const written = await this.sales.insertManyIfAbsent(
-        valid.map((charge) => chargeSaleColumns(locked.get(charge.subscription.id) as SubscriptionEntity, charge, documents.get(charge.saleId) ?? null)),
+        [...openings.values()].map(({ columns }) => columns),
         (saleId) => [chargeItem(locked.get((valid.find((charge) => charge.saleId === saleId) as PlannedCharge).subscription.id) as SubscriptionEntity)],
         manager,
+        (saleId) => openings.get(saleId)?.history ?? [],
       );
       const bySubscription = new Map(written.map((sale) => [sale.subscriptionId as number, sale]));
       const kept = valid.filter(({ subscription }) => bySubscription.has(subscription.id));
@@ -263,12 +273,12 @@ export class BillingService {
       const done = await this.pipeline.commit(
         manager,
         {
-          sales: [...replaced.map((sale) => ({ sale, event: 'CANCELLED' as const })), ...cards.map((sale) => ({ sale, event: 'SENT_TO_ACQUIRER' as const }))],
+          sales: replaced.map((sale) => ({ sale, event: 'CANCELLED' as const })),
           subscriptions: kept.map(({ subscription, period, attempt, dueAt }) => {
             const current = locked.get(subscription.id) as SubscriptionEntity;
             return { subscription: current, event: null, changes: chargeOpenedColumns(current, period, attempt, dueAt, now) };
           }),
-          opened: written.filter((sale) => sale.paymentMethod === 'PIX'),
+          opened: written.map((sale) => ({ sale, previous: openings.get(sale.id)?.history.at(-1) ?? null })),
         },
         now,
         schedules,
@@ -414,7 +424,7 @@ type AutomaticDocument = PaymentDocument & Partial<Pick<SaleEntity, 'automaticPi
 const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
 /** The sale of one charge of a period of the subscription (locked and re-checked), written PENDENTE under the charge's sale id. */
-function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: (AutomaticDocument) | null): Partial<SaleEntity> & { id: number; status: 'PENDENTE' } {
+function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: (AutomaticDocument) | null): Partial<SaleEntity> & Pick<SaleEntity, 'id' | 'paymentMethod' | 'amountCents'> & { status: 'PENDENTE' } {
   const card = current.paymentMethod === 'CREDIT_CARD';
   return {
     id: charge.saleId,

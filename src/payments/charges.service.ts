@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { DomainError } from '../domain/domain-error';
 import { FeeSchedule } from '../domain/fees';
 import { Cents } from '../domain/money';
 import { reserveReleaseEffect } from '../domain/sale-ledger';
@@ -40,6 +41,8 @@ export interface ChargeOutcome {
   charge: ChargeResult | null;
   /** The sale's items when the caller holds them (its postback need not read them). */
   items?: SaleLookupItem[];
+  /** The sale as the caller wrote it, when it holds it (applyOutcomes then need not read it first). */
+  sale?: SaleEntity;
 }
 
 /**
@@ -68,6 +71,11 @@ export class ChargesService {
    * paid by a late approval (the FALHA retry of spec 3.1); a sale already resolved is left as it is.
    * `within` runs last in the same transaction with the sales as they are then (the API saves its answer
    * for replays there). The sales as they are afterwards, by id.
+   *
+   * One answer whose caller holds its sale as written EM_PROCESSAMENTO (the API's card sale) is planned
+   * from that sale, without reading it under lock: the move is written only if the sale is still
+   * EM_PROCESSAMENTO (the pipeline's conditional write), and if it is not, nothing of the unit is kept and
+   * the answer is applied again to the sale as read under lock.
    */
   async applyOutcomes<T = void>(
     outcomes: ChargeOutcome[],
@@ -77,26 +85,37 @@ export class ChargesService {
   ): Promise<{ sales: Map<number, SaleEntity>; moved: number; result: T | undefined }> {
     const charges = new Map(outcomes.map((outcome) => [outcome.saleId, outcome.charge]));
     const items = new Map(outcomes.flatMap((outcome) => (outcome.items ? [[outcome.saleId, outcome.items] as const] : [])));
-    return this.dataSource.transaction(async (manager) => {
-      const locked = await this.sales.findByIdsForUpdate([...charges.keys()], manager);
-      const moves = locked.flatMap((sale): SaleMoveRequest[] => {
-        const charge = charges.get(sale.id) ?? null;
-        if (sale.status === 'EM_PROCESSAMENTO') {
-          return [
-            charge
-              ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }
-              : { sale, event: 'PROCESSING_FAILED', items: items.get(sale.id) },
-          ];
-        }
-        if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') {
-          return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }];
-        }
-        return [];
+    const apply = (read: (manager: EntityManager) => Promise<SaleEntity[]>) =>
+      this.dataSource.transaction(async (manager) => {
+        const locked = await read(manager);
+        const moves = locked.flatMap((sale): SaleMoveRequest[] => {
+          const charge = charges.get(sale.id) ?? null;
+          if (sale.status === 'EM_PROCESSAMENTO') {
+            return [
+              charge
+                ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }
+                : { sale, event: 'PROCESSING_FAILED', items: items.get(sale.id) },
+            ];
+          }
+          if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') {
+            return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }];
+          }
+          return [];
+        });
+        const done = await this.pipeline.commit(manager, { sales: moves }, now, schedules);
+        const sales = new Map(locked.map((sale) => [sale.id, done.sales.get(sale.id) ?? sale]));
+        return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
       });
-      const done = await this.pipeline.commit(manager, { sales: moves }, now, schedules);
-      const sales = new Map(locked.map((sale) => [sale.id, done.sales.get(sale.id) ?? sale]));
-      return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
-    });
+    const [only] = outcomes;
+    if (outcomes.length === 1 && only.sale?.status === 'EM_PROCESSAMENTO') {
+      const held = only.sale;
+      try {
+        return await apply(() => Promise.resolve([held]));
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === 'CONFLICT')) throw error;
+      }
+    }
+    return apply((manager) => this.sales.findByIdsForUpdate([...charges.keys()], manager));
   }
 
   /**

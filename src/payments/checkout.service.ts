@@ -23,7 +23,7 @@ import { toSaleSubscription } from '../subscriptions/subscription.presenter';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { AutomaticPixService } from './automatic-pix.service';
 import { ChargesService } from './charges.service';
-import { MoneyPipeline } from './money-pipeline';
+import { MoneyPipeline, openedSale } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
 
 const SCOPE = 'POST /api/sales';
@@ -186,25 +186,30 @@ export class CheckoutService {
   }
 
   /**
-   * Card sales, in two commits around the charge: (1) the sale EM_PROCESSAMENTO with its idempotency
-   * claim; (2) outside any transaction, the charge with the sale's id as reference; (3) the answer
-   * applied and saved for replays. If (2) or (3) fails the sale stays EM_PROCESSAMENTO, the request is
-   * answered with that state, and the recovery job resolves it by asking the provider.
+   * Card sales, in two commits around the charge: (1) the sale written EM_PROCESSAMENTO (after PENDENTE)
+   * with its idempotency claim; (2) outside any transaction, the charge with the sale's id as reference;
+   * (3) the answer applied and saved for replays. If (2) or (3) fails the sale stays EM_PROCESSAMENTO, the
+   * request is answered with that state, and the recovery job resolves it by asking the provider.
    */
   private async createCardSale(sellerId: number, request: CreateSaleDto, profile: SalesProfile, idempotent: IdempotentRequest | null): Promise<CreatedSale> {
     const now = new Date();
     const card = await this.provider.tokenizeCard(request.card as NonNullable<CreateSaleDto['card']>);
-    const saleId = await this.sales.nextId();
-    const written = await this.dataSource.transaction(async (manager) => {
-      const prior = await this.idempotency.claim(manager, idempotent);
-      if (prior) return prior;
-      const columns = { ...this.saleColumns(sellerId, request), ...cardColumns(card), id: saleId, status: 'PENDENTE' as const };
-      const subscriptionId = await this.openSubscription(manager, columns, request, now);
-      const { sale, items } = await this.sales.insert({ ...columns, ...billingColumns(subscriptionId) }, this.itemRows(request), manager);
-      await this.idempotency.attachResource(manager, idempotent, sale.id);
-      const done = await this.pipeline.commit(manager, { sales: [{ sale, event: 'SENT_TO_ACQUIRER', items }] }, now, new Map([[sellerId, profile.fees]]));
-      return { sale: done.sales.get(sale.id) as SaleEntity, items };
-    });
+    const opening = openedSale({ ...this.saleColumns(sellerId, request), ...cardColumns(card), status: 'PENDENTE' as const }, ['SENT_TO_ACQUIRER'], profile.fees, now);
+    const itemRows = this.itemRows(request);
+    const written =
+      !idempotent && !request.subscription?.enabled && !request.postbackUrl
+        ? // Nothing to claim, open or announce beside it: the sale's one statement (its id from the
+          // sequence, its status lines and items included) is atomic by itself, with no BEGIN or COMMIT.
+          await this.sales.insert(opening.columns, itemRows, this.dataSource.manager, opening.history)
+        : await this.dataSource.transaction(async (manager) => {
+            const prior = await this.idempotency.claim(manager, idempotent);
+            if (prior) return prior;
+            const subscriptionId = await this.openSubscription(manager, opening.columns, request, now);
+            const inserted = await this.sales.insert({ ...opening.columns, ...billingColumns(subscriptionId) }, itemRows, manager, opening.history);
+            await this.idempotency.attachResource(manager, idempotent, inserted.sale.id);
+            await this.pipeline.commit(manager, { opened: [{ ...inserted, previous: opening.history.at(-1) ?? null }] }, now, new Map([[sellerId, profile.fees]]));
+            return inserted;
+          });
     if ('kind' in written) return this.answerPriorUse(written);
     const { sale: opened, items } = written;
     const answerOpened = async () => ({ status: 201, body: await this.withSubscription(toCreateSaleResponse(await this.currentOr(opened), null), opened), replayed: false });
@@ -223,7 +228,7 @@ export class CheckoutService {
       return answerOpened();
     }
     try {
-      const { result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge, items }], new Date(), new Map([[sellerId, profile.fees]]), async (manager, sales) => {
+      const { result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge, items, sale: opened }], new Date(), new Map([[sellerId, profile.fees]]), async (manager, sales) => {
         const moved = sales.get(opened.id) as SaleEntity;
         const answer = await this.withSubscription(toCreateSaleResponse(moved, null), moved, manager);
         await this.idempotency.saveResponse(manager, idempotent, 201, answer);
@@ -305,7 +310,7 @@ export class CheckoutService {
     return subscription ? { ...body, sale: { ...body.sale, subscription: toSaleSubscription(subscription) } } : body;
   }
 
-  private saleColumns(sellerId: number, request: CreateSaleDto): Partial<SaleEntity> {
+  private saleColumns(sellerId: number, request: CreateSaleDto): Partial<SaleEntity> & Pick<SaleEntity, 'sellerId' | 'paymentMethod' | 'amountCents'> {
     const tracking = Object.fromEntries(
       (['utmSource', 'utmMedium', 'utmCampaign', 'utmContent', 'utmTerm', 'src', 'sck'] as const)
         .filter((key) => request[key] !== undefined)

@@ -3,7 +3,8 @@ import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule } from '../domain/fees';
-import { planSaleMove } from '../domain/sale-move';
+import { cents } from '../domain/money';
+import { planOpening, planSaleMove } from '../domain/sale-move';
 import { SaleEvent, SaleStatus } from '../domain/sale-status';
 import { DEFAULT_DUNNING, DunningPolicy } from '../domain/subscription-billing';
 import { chargeOutcome, isStopped, subscriptionChangeOnCharge, SubscriptionColumns, subscriptionTransition } from '../domain/subscription-outcome';
@@ -40,8 +41,11 @@ export interface UnitOfWork {
   sales?: SaleMoveRequest[];
   /** Moved after the sales, in order. */
   subscriptions?: SubscriptionMoveRequest[];
-  /** Sales this unit wrote (a PIX renewal): announced to their postbackUrl with no previous status. */
-  opened?: SaleEntity[];
+  /**
+   * Sales this unit wrote (a PIX renewal; a card sale written EM_PROCESSAMENTO): announced to their
+   * postbackUrl, from `previous` (the status before theirs, null for a sale written PENDENTE).
+   */
+  opened?: Array<{ sale: SaleEntity; previous: SaleStatus | null; items?: SaleLookupItem[] }>;
 }
 
 export interface WorkDone {
@@ -159,7 +163,7 @@ export class MoneyPipeline {
 
   private async write(
     manager: EntityManager,
-    unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: SaleEntity[] },
+    unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: NonNullable<UnitOfWork['opened']> },
     now: Date,
   ): Promise<WorkDone> {
     const { moves, tracked, refunds, opened } = unit;
@@ -179,10 +183,10 @@ export class MoneyPipeline {
     await this.sales.markRefundDue(refunds, now, manager);
 
     const announced = [
-      ...opened.map((sale) => ({ sale, moved: sale, previous: null })),
+      ...opened.map(({ sale, previous }) => ({ sale, moved: sale, previous })),
       ...moves.map(({ sale, moved }) => ({ sale, moved, previous: sale.status })),
     ].filter(({ sale }) => sale.postbackUrl);
-    const held = new Map(moves.flatMap(({ sale, items }) => (items ? [[sale.id, items] as const] : [])));
+    const held = new Map([...opened, ...moves].flatMap(({ sale, items }) => (items ? [[sale.id, items] as const] : [])));
     const read = await this.sales.itemsOfMany(
       announced.map(({ sale }) => sale.id).filter((id) => !held.has(id)),
       manager,
@@ -232,6 +236,23 @@ export class MoneyPipeline {
     const read = await this.sellers.feeSchedulesOf(missing, manager);
     return new Map([...schedules, ...read]);
   }
+}
+
+/**
+ * A new sale's columns moved at once by `events` as it is written (a card sale sent to the acquirer),
+ * by the status table of spec 3.1 (domain/sale-move.ts planOpening: no money moves), and the statuses
+ * it went through before its own (SalesRepository.insert's `history`). Announce it through the unit of
+ * work's `opened`, from the last of them.
+ */
+export function openedSale<T extends Partial<SaleEntity> & Pick<SaleEntity, 'paymentMethod' | 'amountCents'>>(
+  columns: T,
+  events: SaleEvent[],
+  schedule: FeeSchedule,
+  now: Date,
+): { columns: T & { status: SaleStatus }; history: SaleStatus[] } {
+  const state = { paymentMethod: columns.paymentMethod, amountCents: columns.amountCents, systemFeeCents: null, netAmountCents: null, reserveAmountCents: null, reserveSettledAt: null, refundedCents: cents(0) };
+  const opening = planOpening(state, events, schedule, now);
+  return { columns: { ...columns, ...opening.columns, status: opening.status }, history: opening.history };
 }
 
 /**

@@ -85,6 +85,21 @@ interface SaleLookupRow {
   items: JsonItem[];
 }
 
+/** An item as the insert's JSON carries it, in its position (the order given). */
+function itemRecord(item: Partial<SaleItemEntity>, position: number): Record<string, unknown> {
+  return {
+    position,
+    title: item.title,
+    unit_price_cents: item.unitPriceCents,
+    quantity: item.quantity,
+    tangible: item.tangible,
+    product_id: item.productId ?? null,
+    plan_id: item.planId ?? null,
+    plan_name: item.planName ?? null,
+    external_id: item.externalId ?? null,
+  };
+}
+
 const centsOrNull = (value: string | null): Cents | null => (value === null ? null : cents(Number(value)));
 
 /**
@@ -95,13 +110,11 @@ const RECOVERY_LEASE = new Lease({ table: 'sales', column: 'provider_checked_at'
 
 @Injectable()
 export class SalesRepository {
-  /** The sale's hot writes (a card sale's two commits) in plain SQL. */
+  /** The sale's hot writes (a sale's insert, a card sale's reads under lock) in plain SQL. */
   private readonly saleRows: PlainRows<SaleEntity>;
-  private readonly itemRows: PlainRows<SaleItemEntity>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.saleRows = new PlainRows(dataSource.getMetadata(SaleEntity));
-    this.itemRows = new PlainRows(dataSource.getMetadata(SaleItemEntity));
   }
 
   /** A new sale id from the sequence, taken before the provider is asked for the sale's PIX code or boleto. */
@@ -111,26 +124,37 @@ export class SalesRepository {
   }
 
   /**
-   * Writes the sale under the id taken by nextId, its first status line and its items, in one statement;
-   * the sale as stored (RETURNING *, no re-read) and its items as a lookup shows them (for the postbacks
-   * of its first moves, which then need not read them). The items' foreign key is checked at the statement's end.
+   * Writes the sale (under the id taken by nextId, or the sequence's next), its status history (each of
+   * `history`, the statuses it went through before its own, oldest first, then its own: a card sale is
+   * written EM_PROCESSAMENTO after PENDENTE) and its items, in one statement; the sale as stored
+   * (RETURNING *, no re-read) and its items as a lookup shows them (for the postbacks of its first
+   * moves, which then need not read them). The items' foreign key is checked at the statement's end.
    */
   async insert(
-    sale: Partial<SaleEntity> & { id: number },
+    sale: Partial<SaleEntity> & { status: SaleStatus },
     items: Array<Partial<SaleItemEntity>>,
     manager: EntityManager,
+    history: SaleStatus[] = [],
   ): Promise<{ sale: SaleEntity; items: SaleLookupItem[] }> {
-    const [saleInsert, saleParameters] = this.saleRows.insertStatement([sale]);
-    const [itemsInsert, itemParameters] = this.itemRows.insertStatement(
-      items.map((item, position) => ({ ...item, saleId: sale.id, position })),
-      saleParameters.length,
-    );
+    const [saleInsert, parameters] = this.saleRows.insertStatement([sale]);
+    const lines = [...history, sale.status];
+    const next = (value: unknown) => `$${parameters.push(value)}`;
     const rows: Array<Record<string, unknown> & { inserted_items: JsonItem[] }> = await manager.query(
       `WITH sale AS (${saleInsert} RETURNING *),
-            history AS (INSERT INTO sale_status_changes (sale_id, previous_status, status) SELECT id, NULL, status FROM sale)${items.length > 0 ? `,
-            items AS (${itemsInsert} RETURNING id, position, title, unit_price_cents, quantity, tangible)` : ''}
-       SELECT sale.*, ${items.length > 0 ? itemsJson('items i') : `'[]'::json`} AS inserted_items FROM sale`,
-      [...saleParameters, ...(items.length > 0 ? itemParameters : [])],
+            history AS (
+              INSERT INTO sale_status_changes (sale_id, previous_status, status)
+              SELECT sale.id, h.previous, h.status FROM sale, unnest(${next([null, ...history])}::varchar[], ${next(lines)}::varchar[]) WITH ORDINALITY AS h(previous, status, n)
+               ORDER BY h.n),
+            items AS (
+              INSERT INTO sale_items (sale_id, position, title, unit_price_cents, quantity, tangible, product_id, plan_id, plan_name, external_id)
+              SELECT sale.id, i.position, i.title, i.unit_price_cents, i.quantity, i.tangible, i.product_id, i.plan_id, i.plan_name, i.external_id
+                FROM sale, jsonb_to_recordset(${next(JSON.stringify(items.map(itemRecord)))}::jsonb)
+                     AS i(position smallint, title varchar, unit_price_cents bigint, quantity integer, tangible boolean, product_id integer,
+                          plan_id varchar, plan_name varchar, external_id varchar)
+               ORDER BY i.position
+              RETURNING id, position, title, unit_price_cents, quantity, tangible)
+       SELECT sale.*, ${itemsJson('items i')} AS inserted_items FROM sale`,
+      parameters,
     );
     return { sale: this.saleRows.hydrate(rows[0]), items: lookupItems(rows[0].inserted_items) };
   }
@@ -356,17 +380,25 @@ export class SalesRepository {
   /**
    * Writes the sales (each under the id taken by nextIds) with their items and first status in three
    * multi-row statements; a sale whose (subscription, period, attempt) exists already is skipped, with
-   * its items. The sales written, read back as entities, in id order.
+   * its items. `historyOf` gives the statuses a sale went through before its own, as insert's `history`.
+   * The sales written, read back as entities, in id order.
    */
   async insertManyIfAbsent(
     sales: Array<Partial<SaleEntity> & { id: number; status: SaleStatus }>,
     itemsOf: (saleId: number) => Array<Partial<SaleItemEntity>>,
     manager: EntityManager,
+    historyOf: (saleId: number) => SaleStatus[] = () => [],
   ): Promise<SaleEntity[]> {
     const written = new Set((await insertRows(manager, SaleEntity, sales, { ignoreConflicts: true, returning: ['id'] })).map((row) => Number(row.id)));
     const kept = sales.filter((sale) => written.has(sale.id));
     if (kept.length === 0) return [];
-    await this.recordStatuses(kept.map((sale) => ({ saleId: sale.id, previous: null, status: sale.status })), manager);
+    await this.recordStatuses(
+      kept.flatMap((sale) => {
+        const lines = [...historyOf(sale.id), sale.status];
+        return lines.map((status, index) => ({ saleId: sale.id, previous: index === 0 ? null : lines[index - 1], status }));
+      }),
+      manager,
+    );
     await insertRows(
       manager,
       SaleItemEntity,
