@@ -8,14 +8,14 @@ import { ActiveKeyWithSeller } from './api-keys.repository';
 /** Most key pairs held; the oldest is dropped first. */
 const MAX_ENTRIES = 10_000;
 
-interface Entry {
-  key: ActiveKeyWithSeller;
+interface Entry<T> {
+  value: T;
   expiresAt: number;
 }
 
 /**
- * The verified key pairs of recent requests, so that a request does not read its pair from PostgreSQL
- * each time. Revocation and blocking are honoured at once, in every instance: the change is published on
+ * The verified key pairs of recent requests, and what requests read of their sellers (the profile a
+ * sale or a withdrawal needs), so that a request does not read them from PostgreSQL each time. Revocation and blocking are honoured at once, in every instance: the change is published on
  * a Redis channel of this database (`api-keys:<database>`, like Bull's prefix, so that instances on
  * other databases sharing the Redis ignore it), and each instance drops the entries it names. While this
  * instance's subscription is not live (Redis down, reconnecting, SUBSCRIBE not yet confirmed) nothing is
@@ -27,7 +27,9 @@ interface Entry {
 @Injectable()
 export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ApiKeyCache.name);
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, Entry<ActiveKeyWithSeller>>();
+  /** What requests read of each seller (its sales and withdrawal profile), dropped with its pairs. */
+  private readonly sellers = new Map<number, Entry<unknown>>();
   private readonly channel: string;
   private readonly ttlMs: number;
   private subscriber: Redis | null = null;
@@ -77,14 +79,12 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
 
   /** The cached pair with this public key, when the cache can be trusted. */
   get(publicKey: string): ActiveKeyWithSeller | null {
-    if (!this.live) return null;
-    const entry = this.entries.get(publicKey);
-    if (!entry) return null;
-    if (entry.expiresAt <= Date.now()) {
-      this.entries.delete(publicKey);
-      return null;
-    }
-    return entry.key;
+    return this.fresh(this.entries, publicKey);
+  }
+
+  /** What `getSeller`'s caller stored of the seller, when the cache can be trusted. */
+  getSeller<T>(sellerId: number): T | null {
+    return this.fresh(this.sellers, sellerId) as T | null;
   }
 
   /** A token to pass to `set`: a lookup started before an invalidation must not be stored after it. */
@@ -93,9 +93,29 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
   }
 
   set(publicKey: string, key: ActiveKeyWithSeller, snapshot: number): void {
+    this.keep(this.entries, publicKey, key, snapshot);
+  }
+
+  /** Keeps what was read of the seller (at `snapshot`) until the seller changes, like its pairs. */
+  setSeller(sellerId: number, value: unknown, snapshot: number): void {
+    this.keep(this.sellers, sellerId, value, snapshot);
+  }
+
+  private fresh<K, T>(map: Map<K, Entry<T>>, key: K): T | null {
+    if (!this.live) return null;
+    const entry = map.get(key);
+    if (!entry) return null;
+    if (entry.expiresAt <= Date.now()) {
+      map.delete(key);
+      return null;
+    }
+    return entry.value;
+  }
+
+  private keep<K, T>(map: Map<K, Entry<T>>, key: K, value: T, snapshot: number): void {
     if (!this.live || snapshot !== this.generation) return;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(publicKey, { key, expiresAt: Date.now() + this.ttlMs });
+    if (map.size >= MAX_ENTRIES) map.delete(map.keys().next().value as K);
+    map.set(key, { value, expiresAt: Date.now() + this.ttlMs });
   }
 
   /**
@@ -107,7 +127,7 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
     return this.announce(`key:${publicKey}`);
   }
 
-  /** The seller was blocked or unblocked: its pairs are dropped everywhere. False when it could not be announced. */
+  /** The seller changed (blocked, unblocked, its permissions or fees): its pairs and what was kept of it are dropped everywhere. False when it could not be announced. */
   async sellerChanged(sellerId: number): Promise<boolean> {
     return this.announce(`seller:${sellerId}`);
   }
@@ -134,14 +154,17 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
       this.entries.delete(message.slice(4));
     } else if (message.startsWith('seller:')) {
       const sellerId = Number(message.slice(7));
-      for (const [publicKey, entry] of this.entries) if (entry.key.sellerId === sellerId) this.entries.delete(publicKey);
+      for (const [publicKey, entry] of this.entries) if (entry.value.sellerId === sellerId) this.entries.delete(publicKey);
+      this.sellers.delete(sellerId);
     } else {
       this.entries.clear();
+      this.sellers.clear();
     }
   }
 
   private goLive(): void {
     this.entries.clear();
+    this.sellers.clear();
     this.generation += 1;
     this.live = true;
   }
@@ -149,6 +172,7 @@ export class ApiKeyCache implements OnModuleInit, OnApplicationShutdown {
   private goDark(): void {
     this.live = false;
     this.entries.clear();
+    this.sellers.clear();
     this.generation += 1;
   }
 }

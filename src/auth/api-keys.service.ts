@@ -57,9 +57,26 @@ export class ApiKeysService {
     return this.propagation(await this.cache.keyRevoked(publicKey));
   }
 
-  /** The seller was blocked or unblocked: its pairs are checked again from the next request on, in every instance. */
+  /**
+   * The seller changed (blocked or unblocked, its permissions or fees): its pairs are checked again and
+   * its profile read again from the next request on, in every instance.
+   */
   async sellerAccessChanged(sellerId: number): Promise<Propagation> {
     return this.propagation(await this.cache.sellerChanged(sellerId));
+  }
+
+  /**
+   * What `read` answers of the seller, kept beside its key pairs (API_KEY_CACHE_SECONDS at most) and
+   * dropped in every instance when the seller changes (sellerAccessChanged); read each time while the
+   * cache cannot be trusted.
+   */
+  async sellerProfile<T>(sellerId: number, read: () => Promise<T>): Promise<T> {
+    const cached = this.cache.getSeller<T>(sellerId);
+    if (cached !== null) return cached;
+    const snapshot = this.cache.snapshot();
+    const value = await read();
+    this.cache.setSeller(sellerId, value, snapshot);
+    return value;
   }
 
   private propagation(announced: boolean): Propagation {

@@ -43,6 +43,12 @@ export interface UpdateSellerInput {
   fees?: Partial<Record<FeeScheduleKey, number>>;
 }
 
+export interface WithdrawalProfile {
+  transferEnabled: boolean;
+  fees: FeeSchedule;
+  user: { id: number; name: string; email: string };
+}
+
 export interface SalesProfile {
   isCreditCardAvailable: boolean;
   isBoletoAvailable: boolean;
@@ -165,14 +171,14 @@ export class SellerService {
     return this.scheduleOf(seller);
   }
 
-  /** The seller's permissions, fees or block changed; a block's propagation to the instances' key caches is answered. */
+  /** The seller's permissions, fees or block changed; its propagation to the instances' key caches (which keep its profile too) is answered. */
   async update(sellerId: number, input: UpdateSellerInput): Promise<Propagation> {
     const seller = await this.require(sellerId);
     const patch: Partial<SellerEntity> = { ...this.permissionColumns(input.permissions ?? {}) };
     if (input.blocked !== undefined) patch.blocked = input.blocked;
     patch.feeOverrides = this.feeOverridesWith({ ...seller.feeOverrides, ...(input.fees ?? {}) }, input.permissions);
     await this.sellers.update(sellerId, patch);
-    return input.blocked !== undefined ? this.apiKeys.sellerAccessChanged(sellerId) : { announced: true };
+    return this.apiKeys.sellerAccessChanged(sellerId);
   }
 
   async issueKeyPair(sellerId: number): Promise<KeyPair> {
@@ -182,21 +188,31 @@ export class SellerService {
 
   /** What taking a payment needs to know of the seller. */
   async salesProfile(sellerId: number): Promise<SalesProfile> {
-    const seller = await this.require(sellerId);
-    return {
-      isCreditCardAvailable: seller.isCreditCardAvailable,
-      isBoletoAvailable: seller.isBoletoAvailable,
-      isPixAvailable: seller.isPixAvailable,
-      merchantName: seller.commercialName ?? seller.legalName,
-      merchantCity: seller.address?.city ?? DEFAULT_MERCHANT_CITY,
-      fees: this.scheduleOf(seller),
-    };
+    return (await this.requestProfiles(sellerId)).sales;
   }
 
   /** What a withdrawal needs to know of the seller. */
-  async withdrawalProfile(sellerId: number): Promise<{ transferEnabled: boolean; fees: FeeSchedule; user: { id: number; name: string; email: string } }> {
-    const seller = await this.require(sellerId);
-    return { transferEnabled: seller.transferEnabled, fees: this.scheduleOf(seller), user: { id: seller.id, name: seller.name, email: seller.email } };
+  async withdrawalProfile(sellerId: number): Promise<WithdrawalProfile> {
+    return (await this.requestProfiles(sellerId)).withdrawal;
+  }
+
+  /** What API requests read of the seller, kept beside its key pairs until it changes (ApiKeysService.sellerProfile). */
+  private requestProfiles(sellerId: number): Promise<{ sales: SalesProfile; withdrawal: WithdrawalProfile }> {
+    return this.apiKeys.sellerProfile(sellerId, async () => {
+      const seller = await this.require(sellerId);
+      const fees = this.scheduleOf(seller);
+      return {
+        sales: {
+          isCreditCardAvailable: seller.isCreditCardAvailable,
+          isBoletoAvailable: seller.isBoletoAvailable,
+          isPixAvailable: seller.isPixAvailable,
+          merchantName: seller.commercialName ?? seller.legalName,
+          merchantCity: seller.address?.city ?? DEFAULT_MERCHANT_CITY,
+          fees,
+        },
+        withdrawal: { transferEnabled: seller.transferEnabled, fees, user: { id: seller.id, name: seller.name, email: seller.email } },
+      };
+    });
   }
 
   /**

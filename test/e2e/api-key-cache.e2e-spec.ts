@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ApiKeyCache } from '../../src/auth/api-key-cache';
 import { adminHeaders, createSeller } from './setup/factories';
+import { saleBody } from './setup/sales';
 import { freePort, TS_NODE } from './setup/processes';
 import { TestRedis } from './setup/redis-server';
 import { startApp, TestApp } from './setup/test-app';
@@ -55,6 +56,24 @@ describe('API key cache across two instances', () => {
     await a.http.patch(`/admin/sellers/${seller.id}`).set(adminHeaders).send({ blocked: false }).expect(200);
     await b.http.get('/api/seller').set(seller.headers).expect(200);
     await a.http.get('/api/seller').set(seller.headers).expect(200);
+  });
+
+  it("a seller's permissions and fees changed through one instance apply at once on the other, which kept its profile", async () => {
+    const seller = await createSeller(a);
+    const card = saleBody('CREDIT_CARD', { amount: 10000, items: [{ title: 'Curso', unitPrice: 10000, quantity: 1, tangible: false }] });
+    const before = await b.http.post('/api/sales').set(seller.headers).send(card).expect(201);
+    expect(before.body.sale.status).toBe('PAGO');
+
+    await a.http.patch(`/admin/sellers/${seller.id}`).set(adminHeaders).send({ fees: { creditCardPercentBps: 1000, cardReservePercentBps: 0 } }).expect(200);
+    const repriced = await b.http.post('/api/sales').set(seller.headers).send(card).expect(201);
+    const [row] = await b.db.query('SELECT system_fee_cents, net_amount_cents FROM sales WHERE id = $1', [repriced.body.sale.id]);
+    expect(Number(row.system_fee_cents)).toBeGreaterThanOrEqual(1000);
+    expect(Number(row.system_fee_cents) + Number(row.net_amount_cents)).toBe(10000);
+
+    await a.http.patch(`/admin/sellers/${seller.id}`).set(adminHeaders).send({ permissions: { isCreditCardAvailable: false } }).expect(200);
+    const refused = await b.http.post('/api/sales').set(seller.headers).send(card).expect(403);
+    expect(refused.body).toEqual({ error: 'FORBIDDEN', message: expect.any(String) });
+    await b.http.post('/api/sales').set(seller.headers).send(saleBody('PIX')).expect(201);
   });
 
   it('another seller blocked leaves this seller\'s cached pair working', async () => {
