@@ -1,5 +1,6 @@
 import { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { CteStatement } from './cte-statement';
 import { quote, transformed } from './plain-rows';
 
 /**
@@ -104,14 +105,40 @@ export async function updateRows<T extends ObjectLiteral>(
   history?: { table: string; key: string },
 ): Promise<number[]> {
   const metadata = manager.connection.getMetadata(target);
+  const updated: number[] = [];
+  for (const group of groupsOf(updates)) {
+    const statement = new CteStatement();
+    const [written] = addRowUpdates(statement, metadata, group, { history });
+    const rows = await statement.run<{ id: number }>(manager, `SELECT id FROM ${written}`);
+    updated.push(...rows.map((row) => row.id));
+  }
+  return updated;
+}
+
+/** The updates by set of changed properties (and whether guarded): one UPDATE each. */
+function groupsOf<T>(updates: Array<RowUpdate<T>>): Array<Array<RowUpdate<T>>> {
   const groups = new Map<string, Array<RowUpdate<T>>>();
   for (const update of updates) {
-    const key = `${Object.keys(update.changes).sort().join(',')}|${update.expectedStatus !== undefined}`;
+    const key = `${Object.keys(update.changes as object).sort().join(',')}|${update.expectedStatus !== undefined}`;
     groups.set(key, [...(groups.get(key) ?? []), update]);
   }
-  const updated: number[] = [];
+  return [...groups.values()];
+}
+
+/**
+ * updateRows' writes added to `statement` (one UPDATE per set of changed properties, with its status
+ * lines), each row written only while `gate` holds; the names of the CTEs answering the ids written.
+ * The rows must be distinct: a row is written at most once in a statement.
+ */
+export function addRowUpdates<T extends ObjectLiteral>(
+  statement: CteStatement,
+  metadata: EntityMetadata,
+  updates: Array<RowUpdate<T>>,
+  options: { history?: { table: string; key: string }; gate?: string } = {},
+): string[] {
+  const { history, gate } = options;
   const updateDate = metadata.updateDateColumn?.databaseName;
-  for (const group of groups.values()) {
+  return groupsOf(updates).map((group) => {
     const properties = Object.keys(group[0].changes).sort();
     const guarded = group[0].expectedStatus !== undefined;
     const extra: Array<[string, string]> = [['__id', 'integer'], ...(guarded ? ([['__expected', 'text']] as Array<[string, string]>) : [])];
@@ -123,21 +150,21 @@ export async function updateRows<T extends ObjectLiteral>(
     );
     const sets = columns.map((column) => `${quote(column.databaseName)} = v.${quote(column.databaseName)}`);
     if (updateDate && !columns.some((column) => column.databaseName === updateDate)) sets.push(`${quote(updateDate)} = now()`);
-    const update = `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
-         FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
-        WHERE t.id = v."__id" AND t.id = ANY($2::int[])${guarded ? ' AND t.status = v."__expected"' : ''}`;
-    const sql =
-      history && guarded
-        ? `WITH moved AS (${update} RETURNING t.id, v."__expected" AS previous, t.status)
-           INSERT INTO ${quote(history.table)} (${quote(history.key)}, previous_status, status) SELECT id, previous, status FROM moved ORDER BY id
-           RETURNING ${quote(history.key)} AS id`
-        : `${update} RETURNING t.id`;
     // The ids again as an array: the planner reads the rows by their primary key, where a join with the
     // recordset alone (estimated at 100 rows) may scan the whole table.
-    const result: unknown = await manager.query(sql, [json, group.map((update) => update.id)]);
-    // An UPDATE answers [rows, affected] through TypeORM's pg driver; an INSERT answers its rows.
-    const rows = (history && guarded ? result : (result as [unknown])[0]) as Array<{ id: number }>;
-    updated.push(...rows.map((row) => row.id));
-  }
-  return updated;
+    const moved = statement.with(
+      statement.name('moved'),
+      `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
+         FROM jsonb_to_recordset(${statement.param(json)}::jsonb) AS v(${definition})
+        WHERE t.id = v."__id" AND t.id = ANY(${statement.param(group.map((update) => update.id))}::int[])${guarded ? ' AND t.status = v."__expected"' : ''}${gate ? ` AND (${gate})` : ''}
+        RETURNING t.id${guarded ? ', v."__expected" AS previous, t.status' : ''}`,
+    );
+    if (history && guarded) {
+      statement.with(
+        statement.name('history'),
+        `INSERT INTO ${quote(history.table)} (${quote(history.key)}, previous_status, status) SELECT id, previous, status FROM ${moved} ORDER BY id`,
+      );
+    }
+    return moved;
+  });
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { CteStatement } from '../database/cte-statement';
 import { poolQuery } from '../database/plain-rows';
 import { Cents, cents } from '../domain/money';
 import { LedgerAccount, LedgerEntryKind, LedgerReferenceType } from '../domain/ledger';
@@ -126,65 +127,82 @@ export class LedgerRepository {
   }
 
   /**
-   * Appends postings with their entries and moves their sellers' balances rows, in one statement: each
-   * seller's row moved once by the sum of its postings (the UPDATE takes the row lock, held until the
-   * caller's commit), each posting's balance after it derived from the row's value before them plus the
-   * running sum of the seller's postings up to it, the postings' ids from their sequence in the order
-   * given and the insert time as created_at (under the seller's balance lock, so a seller's postings are
-   * in order of both). The trigger ledger_entries_balanced refuses the statement if a posting's entries
-   * do not sum to zero. False, with nothing written, when a seller has no balances row (every seller
-   * opens its own when created): the caller creates the rows and posts again.
+   * Appends postings with their entries and moves their sellers' balances rows, in one statement
+   * (addPostings). False, with nothing written, when a seller has no balances row (every seller opens
+   * its own when created): the caller creates the rows and posts again.
    */
   async postAndMoveBalances(postings: NewPosting[], manager: EntityManager): Promise<boolean> {
     if (postings.length === 0) return true;
-    const entries = postings.flatMap((posting, index) => posting.entries.map((entry) => ({ ...entry, ord: index + 1 })));
-    const [row]: Array<{ ok: boolean }> = await manager.query(
-      `WITH v AS (
-         SELECT * FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::bigint[], $5::bigint[], $6::bigint[])
-                WITH ORDINALITY AS v(seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, ord)),
-       sums AS (
-         SELECT seller_id, sum(available_delta)::bigint AS available, sum(blocked_delta)::bigint AS blocked
-           FROM v WHERE seller_id IS NOT NULL GROUP BY seller_id),
-       present AS (
-         SELECT count(*) = (SELECT count(*) FROM sums) AS ok FROM balances WHERE seller_id IN (SELECT seller_id FROM sums)),
-       moved AS (
-         UPDATE balances b SET available_cents = b.available_cents + sums.available, blocked_cents = b.blocked_cents + sums.blocked, updated_at = now()
-           FROM sums, present
-          WHERE present.ok AND b.seller_id = sums.seller_id
-          RETURNING b.seller_id, b.available_cents - sums.available AS available_before, b.blocked_cents - sums.blocked AS blocked_before),
-       ids AS (
-         SELECT w.*, nextval('ledger_postings_id_seq') AS id, clock_timestamp() AS at
-           FROM (SELECT v.*, (m.available_before + sum(v.available_delta) OVER running)::bigint AS available_after,
-                        (m.blocked_before + sum(v.blocked_delta) OVER running)::bigint AS blocked_after
-                   FROM v CROSS JOIN present LEFT JOIN moved m ON m.seller_id = v.seller_id
-                  WHERE present.ok
-                 WINDOW running AS (PARTITION BY v.seller_id ORDER BY v.ord)
-                  ORDER BY v.ord) w),
-       posted AS (
-         INSERT INTO ledger_postings (id, seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents,
-                                      available_after_cents, blocked_after_cents, created_at)
-         SELECT id, seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, at FROM ids),
-       entries AS (
-         INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
-         SELECT ids.id, ids.seller_id, e.account, e.provider, e.amount, ids.kind, ids.reference_type, ids.reference_id
-           FROM unnest($7::bigint[], $8::varchar[], $9::varchar[], $10::bigint[]) WITH ORDINALITY AS e(ord, account, provider, amount, n)
-           JOIN ids ON ids.ord = e.ord
-          ORDER BY e.n)
-       SELECT ok FROM present`,
-      [
-        postings.map((p) => p.sellerId),
-        postings.map((p) => p.kind),
-        postings.map((p) => p.referenceType),
-        postings.map((p) => p.referenceId),
-        postings.map((p) => p.availableDeltaCents),
-        postings.map((p) => p.blockedDeltaCents),
-        entries.map((e) => e.ord),
-        entries.map((e) => e.account),
-        entries.map((e) => e.provider),
-        entries.map((e) => e.amountCents),
-      ],
-    );
+    const statement = new CteStatement();
+    const present = this.balancesPresent(statement, postings);
+    this.addPostings(statement, postings, present);
+    const [row] = await statement.run<{ ok: boolean }>(manager, `SELECT ${present} AS ok`);
     return row.ok;
+  }
+
+  /** A condition of `statement`: every seller of these postings has its balances row (read in the statement's snapshot). */
+  balancesPresent(statement: CteStatement, postings: NewPosting[]): string {
+    const sellers = [...new Set(postings.flatMap((posting) => (posting.sellerId === null ? [] : [posting.sellerId])))];
+    const present = statement.with(
+      statement.name('present'),
+      `SELECT count(*) = ${statement.param(sellers.length)}::int AS ok FROM balances WHERE seller_id = ANY(${statement.param(sellers)}::int[])`,
+    );
+    return `(SELECT ok FROM ${present})`;
+  }
+
+  /**
+   * The postings with their entries added to `statement`, written only while `gate` holds (with
+   * balancesPresent among its conditions): each seller's balances row moved once by the sum of its
+   * postings (the UPDATE takes the row lock, held until the commit), each posting's balance after it
+   * derived from the row's value before them plus the running sum of the seller's postings up to it,
+   * the postings' ids from their sequence in the order given and the insert time as created_at (under
+   * the seller's balance lock, so a seller's postings are in order of both). The trigger
+   * ledger_entries_balanced refuses the statement if a posting's entries do not sum to zero.
+   */
+  addPostings(statement: CteStatement, postings: NewPosting[], gate: string): void {
+    const entries = postings.flatMap((posting, index) => posting.entries.map((entry) => ({ ...entry, ord: index + 1 })));
+    const list = <T>(values: T[], type: string) => `${statement.param(values)}::${type}[]`;
+    const v = statement.with(
+      statement.name('posting'),
+      `SELECT * FROM unnest(${list(postings.map((p) => p.sellerId), 'int')}, ${list(postings.map((p) => p.kind), 'varchar')}, ${list(postings.map((p) => p.referenceType), 'varchar')},
+                            ${list(postings.map((p) => p.referenceId), 'bigint')}, ${list(postings.map((p) => p.availableDeltaCents), 'bigint')}, ${list(postings.map((p) => p.blockedDeltaCents), 'bigint')})
+              WITH ORDINALITY AS v(seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, ord)
+        WHERE ${gate}`,
+    );
+    const sums = statement.with(
+      statement.name('sums'),
+      `SELECT seller_id, sum(available_delta)::bigint AS available, sum(blocked_delta)::bigint AS blocked FROM ${v} WHERE seller_id IS NOT NULL GROUP BY seller_id`,
+    );
+    const moved = statement.with(
+      statement.name('balance'),
+      `UPDATE balances b SET available_cents = b.available_cents + s.available, blocked_cents = b.blocked_cents + s.blocked, updated_at = now()
+         FROM ${sums} s WHERE b.seller_id = s.seller_id
+       RETURNING b.seller_id, b.available_cents - s.available AS available_before, b.blocked_cents - s.blocked AS blocked_before`,
+    );
+    const ids = statement.with(
+      statement.name('posting_id'),
+      `SELECT w.*, nextval('ledger_postings_id_seq') AS id, clock_timestamp() AS at
+         FROM (SELECT v.*, (m.available_before + sum(v.available_delta) OVER running)::bigint AS available_after,
+                      (m.blocked_before + sum(v.blocked_delta) OVER running)::bigint AS blocked_after
+                 FROM ${v} v LEFT JOIN ${moved} m ON m.seller_id = v.seller_id
+               WINDOW running AS (PARTITION BY v.seller_id ORDER BY v.ord)
+                ORDER BY v.ord) w`,
+    );
+    statement.with(
+      statement.name('posted'),
+      `INSERT INTO ledger_postings (id, seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents,
+                                    available_after_cents, blocked_after_cents, created_at)
+       SELECT id, seller_id, kind, reference_type, reference_id, available_delta, blocked_delta, available_after, blocked_after, at FROM ${ids}`,
+    );
+    statement.with(
+      statement.name('entries'),
+      `INSERT INTO ledger_entries (posting_id, seller_id, account, provider, amount_cents, kind, reference_type, reference_id)
+       SELECT ids.id, ids.seller_id, e.account, e.provider, e.amount, ids.kind, ids.reference_type, ids.reference_id
+         FROM unnest(${list(entries.map((e) => e.ord), 'bigint')}, ${list(entries.map((e) => e.account), 'varchar')}, ${list(entries.map((e) => e.provider), 'varchar')},
+                     ${list(entries.map((e) => e.amountCents), 'bigint')}) WITH ORDINALITY AS e(ord, account, provider, amount, n)
+         JOIN ${ids} ids ON ids.ord = e.ord
+        ORDER BY e.n`,
+    );
   }
 
   /** Creates the zero balances rows of these sellers where missing (in seller order). */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { assertBalanced, isProviderAccount, LedgerAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
+import { CteStatement } from '../database/cte-statement';
 import { LedgerSummaryResponse } from './dto/ledger-summary.dto';
 import { AppConfig } from '../config/app-config';
 import { addCents, Cents, cents } from '../domain/money';
@@ -74,6 +75,22 @@ export class LedgerService {
     if (await this.ledger.postAndMoveBalances(rows, manager)) return;
     await this.ledger.createBalances(sellers, manager);
     if (!(await this.ledger.postAndMoveBalances(rows, manager))) throw new Error('A seller of these postings has no balances row');
+  }
+
+  /**
+   * `post` as part of a one-statement unit of work (`statement`): answers the condition that every
+   * seller of `postings` has its balances row (to gate the unit's other writes on, since a missing row
+   * cannot be created in the same statement) and `add`, which adds the postings, written only while its
+   * gate holds. Several sellers' rows are not locked first here: a unit of one statement posts for one
+   * seller (a missing row or several sellers make `ready` false; the caller then posts in a transaction).
+   */
+  prepare(statement: CteStatement, postings: LedgerPosting[]): { ready: string; add: (gate: string) => void } {
+    const rows = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0)).map((posting) => this.newPosting(posting));
+    if (rows.length === 0) return { ready: 'true', add: () => undefined };
+    const sellers = new Set(rows.map((row) => row.sellerId));
+    const present = this.ledger.balancesPresent(statement, rows);
+    const ready = sellers.size > 1 ? 'false' : present;
+    return { ready, add: (gate) => this.ledger.addPostings(statement, rows, `${ready} AND ${gate}`) };
   }
 
   private newPosting(posting: LedgerPosting): NewPosting {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
 import { newestFirstPage } from '../database/list-queries';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
@@ -101,46 +102,48 @@ export class NotificationsRepository {
    */
   async insertEvents(events: NewOutboxEvent[], manager: EntityManager = this.dataSource.manager): Promise<void> {
     if (events.length === 0) return;
-    const column = <K extends keyof NewOutboxEvent>(key: K) => events.map((event) => event[key] ?? null);
-    await manager.query(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::int[], $3::varchar[], $4::varchar[], $5::varchar[], $6::boolean[], $7::jsonb[],
-                              $8::varchar[], $9::varchar[], $10::bigint[], $11::boolean[])
-           WITH ORDINALITY AS i(event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequenced, ord)
-       ),
-       counts AS (
-         SELECT object_type, object_id, count(*)::int AS n FROM input WHERE sequenced GROUP BY object_type, object_id
-       ),
-       bumped AS (
-         INSERT INTO event_sequences AS s (object_type, object_id, last)
-         SELECT object_type, object_id, n FROM counts ORDER BY object_type, object_id
-         ON CONFLICT (object_type, object_id) DO UPDATE SET last = s.last + EXCLUDED.last
-         RETURNING object_type, object_id, last
-       ),
-       numbered AS (
-         SELECT i.*, b.last - c.n + row_number() OVER (PARTITION BY i.sequenced, i.object_type, i.object_id ORDER BY i.ord) AS sequence
-           FROM input i
-           LEFT JOIN counts c ON i.sequenced AND c.object_type = i.object_type AND c.object_id = i.object_id
-           LEFT JOIN bumped b ON i.sequenced AND b.object_type = i.object_type AND b.object_id = i.object_id
-       )
-       INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequence)
+    const statement = new CteStatement();
+    this.addEvents(statement, events);
+    await statement.run(manager, 'SELECT 1');
+  }
+
+  /** insertEvents' writes added to `statement`, made only while `gate` holds. */
+  addEvents(statement: CteStatement, events: NewOutboxEvent[], gate = 'true'): void {
+    const column = <K extends keyof NewOutboxEvent>(key: K, type: string) => `${statement.param(events.map((event) => event[key] ?? null))}::${type}[]`;
+    const payloads = `${statement.param(events.map((event) => JSON.stringify(event.payload)))}::jsonb[]`;
+    const input = statement.with(
+      statement.name('event'),
+      `SELECT * FROM unnest(${column('eventId', 'uuid')}, ${column('sellerId', 'int')}, ${column('channel', 'varchar')}, ${column('aggregateKey', 'varchar')},
+                            ${column('url', 'varchar')}, ${column('signed', 'boolean')}, ${payloads}, ${column('eventType', 'varchar')},
+                            ${column('objectType', 'varchar')}, ${column('objectId', 'bigint')}, ${column('sequenced', 'boolean')})
+              WITH ORDINALITY AS i(event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequenced, ord)
+        WHERE ${gate}`,
+    );
+    const counts = statement.with(
+      statement.name('counts'),
+      `SELECT object_type, object_id, count(*)::int AS n FROM ${input} WHERE sequenced GROUP BY object_type, object_id`,
+    );
+    const bumped = statement.with(
+      statement.name('bumped'),
+      `INSERT INTO event_sequences AS s (object_type, object_id, last)
+       SELECT object_type, object_id, n FROM ${counts} ORDER BY object_type, object_id
+       ON CONFLICT (object_type, object_id) DO UPDATE SET last = s.last + EXCLUDED.last
+       RETURNING object_type, object_id, last`,
+    );
+    const numbered = statement.with(
+      statement.name('numbered'),
+      `SELECT i.*, b.last - c.n + row_number() OVER (PARTITION BY i.sequenced, i.object_type, i.object_id ORDER BY i.ord) AS sequence
+         FROM ${input} i
+         LEFT JOIN ${counts} c ON i.sequenced AND c.object_type = i.object_type AND c.object_id = i.object_id
+         LEFT JOIN ${bumped} b ON i.sequenced AND b.object_type = i.object_type AND b.object_id = i.object_id`,
+    );
+    statement.with(
+      statement.name('outbox'),
+      `INSERT INTO outbox_events (event_id, seller_id, channel, aggregate_key, url, signed, payload, event_type, object_type, object_id, sequence)
        SELECT event_id, seller_id, channel, aggregate_key, url, signed,
               CASE WHEN sequence IS NULL THEN payload ELSE payload || jsonb_build_object('sequence', sequence) END,
               event_type, object_type, object_id, sequence
-         FROM numbered ORDER BY ord`,
-      [
-        column('eventId'),
-        column('sellerId'),
-        column('channel'),
-        column('aggregateKey'),
-        column('url'),
-        column('signed'),
-        events.map((event) => JSON.stringify(event.payload)),
-        column('eventType'),
-        column('objectType'),
-        column('objectId'),
-        column('sequenced'),
-      ],
+         FROM ${numbered} ORDER BY ord`,
     );
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { CteStatement } from '../database/cte-statement';
 import { AppConfig } from '../config/app-config';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { postbackSignatureHeaders } from '../domain/postback-signature';
@@ -94,17 +95,15 @@ export class NotificationsService {
    */
   async enqueueStatusChanges(
     manager: EntityManager,
-    changes: { sales?: Array<StatusChange<unknown>>; subscriptions?: Array<StatusChange<unknown>>; refunds?: Array<StatusChange<unknown> & { saleId: number }> },
+    changes: StatusChanges,
   ): Promise<void> {
-    await this.notifications.insertEvents(
-      [
-        ...(changes.sales ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', 'sale', change.resourceId, change)),
-        // After the sale's own changes, on the sale's key and sequence: a receiver sees a refund and the sale's move in order.
-        ...(changes.refunds ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'refund.status_changed', 'sale', change.saleId, change)),
-        ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', 'subscription', change.resourceId, change)),
-      ],
-      manager,
-    );
+    await this.notifications.insertEvents(statusChangeEvents(changes), manager);
+  }
+
+  /** enqueueStatusChanges' events added to `statement`, written only while `gate` holds. */
+  addStatusChanges(statement: CteStatement, changes: StatusChanges, gate: string): void {
+    const events = statusChangeEvents(changes);
+    if (events.length > 0) this.notifications.addEvents(statement, events, gate);
   }
 
   /** The withdrawal webhook of spec 6.2 to every webhook the seller configured, unsigned, in the caller's transaction. */
@@ -312,6 +311,22 @@ export class NotificationsService {
  * The outbox row of a signed postback (platform.md §5): `{id, type, previousStatus, status, changedAt, data}`,
  * and the object's `sequence`, added as it is written.
  */
+/** What enqueueStatusChanges announces. */
+export interface StatusChanges {
+  sales?: Array<StatusChange<unknown>>;
+  subscriptions?: Array<StatusChange<unknown>>;
+  refunds?: Array<StatusChange<unknown> & { saleId: number }>;
+}
+
+function statusChangeEvents(changes: StatusChanges): NewOutboxEvent[] {
+  return [
+    ...(changes.sales ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'transaction.status_changed', 'sale', change.resourceId, change)),
+    // After the sale's own changes, on the sale's key and sequence: a receiver sees a refund and the sale's move in order.
+    ...(changes.refunds ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'refund.status_changed', 'sale', change.saleId, change)),
+    ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', 'subscription', change.resourceId, change)),
+  ];
+}
+
 function postbackEvent<T>(
   channel: 'SALE_POSTBACK' | 'SUBSCRIPTION_POSTBACK',
   type: string,

@@ -25,6 +25,24 @@ const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent> = {
   FAILED: 'PROCESSING_FAILED',
 };
 
+/**
+ * The move an acquirer's answer makes of a card sale: EM_PROCESSAMENTO by the answer (FALHA when
+ * nothing was charged); FALHA paid by a late approval (the FALHA retry of spec 3.1); none otherwise.
+ */
+function answerMove(sale: SaleEntity, charge: ChargeResult | null, items: SaleLookupItem[] | undefined): SaleMoveRequest[] {
+  if (sale.status === 'EM_PROCESSAMENTO') {
+    return [
+      charge
+        ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId }, items }
+        : { sale, event: 'PROCESSING_FAILED', items },
+    ];
+  }
+  if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') {
+    return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId }, items }];
+  }
+  return [];
+}
+
 export interface SaleDueWorkSummary {
   expiredSales: number;
   releasedReserves: number;
@@ -75,7 +93,8 @@ export class ChargesService {
    * One answer whose caller holds its sale as written EM_PROCESSAMENTO (the API's card sale) is planned
    * from that sale, without reading it under lock: the move is written only if the sale is still
    * EM_PROCESSAMENTO (the pipeline's conditional write), and if it is not, nothing of the unit is kept and
-   * the answer is applied again to the sale as read under lock.
+   * the answer is applied again to the sale as read under lock. With nothing to run in its transaction
+   * (no `within`, no subscription), that move is one statement without a transaction (commitAlone).
    */
   async applyOutcomes<T = void>(
     outcomes: ChargeOutcome[],
@@ -88,20 +107,7 @@ export class ChargesService {
     const apply = (read: (manager: EntityManager) => Promise<SaleEntity[]>) =>
       this.dataSource.transaction(async (manager) => {
         const locked = await read(manager);
-        const moves = locked.flatMap((sale): SaleMoveRequest[] => {
-          const charge = charges.get(sale.id) ?? null;
-          if (sale.status === 'EM_PROCESSAMENTO') {
-            return [
-              charge
-                ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }
-                : { sale, event: 'PROCESSING_FAILED', items: items.get(sale.id) },
-            ];
-          }
-          if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') {
-            return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId }, items: items.get(sale.id) }];
-          }
-          return [];
-        });
+        const moves = locked.flatMap((sale) => answerMove(sale, charges.get(sale.id) ?? null, items.get(sale.id)));
         const done = await this.pipeline.commit(manager, { sales: moves }, now, schedules);
         const sales = new Map(locked.map((sale) => [sale.id, done.sales.get(sale.id) ?? sale]));
         return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
@@ -109,6 +115,12 @@ export class ChargesService {
     const [only] = outcomes;
     if (outcomes.length === 1 && only.sale?.status === 'EM_PROCESSAMENTO') {
       const held = only.sale;
+      if (!within && schedules) {
+        // Nothing else to do in its transaction: the move in one statement, when it can be.
+        const [move] = answerMove(held, only.charge, only.items);
+        const done = await this.pipeline.commitAlone(this.dataSource.manager, move, now, schedules);
+        if (done) return { sales: done.sales, moved: 1, result: undefined };
+      }
       try {
         return await apply(() => Promise.resolve([held]));
       } catch (error) {

@@ -228,13 +228,19 @@ export class CheckoutService {
       return answerOpened();
     }
     try {
-      const { result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge, items, sale: opened }], new Date(), new Map([[sellerId, profile.fees]]), async (manager, sales) => {
-        const moved = sales.get(opened.id) as SaleEntity;
-        const answer = await this.withSubscription(toCreateSaleResponse(moved, null), moved, manager);
-        await this.idempotency.saveResponse(manager, idempotent, 201, answer);
-        return answer;
-      });
-      return { status: 201, body: result as CreateSaleResponse, replayed: false };
+      // The answer is saved for replays, and the subscription read, in the move's transaction; with
+      // neither, the move has nothing to run beside it (and may be one statement, no transaction).
+      const saveAnswer =
+        idempotent || opened.subscriptionId !== null
+          ? async (manager: EntityManager, sales: Map<number, SaleEntity>) => {
+              const moved = sales.get(opened.id) as SaleEntity;
+              const answer = await this.withSubscription(toCreateSaleResponse(moved, null), moved, manager);
+              await this.idempotency.saveResponse(manager, idempotent, 201, answer);
+              return answer;
+            }
+          : undefined;
+      const { sales, result } = await this.charges.applyOutcomes([{ saleId: opened.id, charge, items, sale: opened }], new Date(), new Map([[sellerId, profile.fees]]), saveAnswer);
+      return { status: 201, body: result ?? toCreateSaleResponse(sales.get(opened.id) as SaleEntity, null), replayed: false };
     } catch (error) {
       this.logger.error({ err: error, saleId: opened.id }, 'Card charge answered but its outcome was not saved; the recovery job will apply it');
       return answerOpened();

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { CteStatement } from '../database/cte-statement';
 import { DomainError } from '../domain/domain-error';
 import { FeeSchedule } from '../domain/fees';
 import { cents } from '../domain/money';
@@ -121,12 +122,7 @@ export class MoneyPipeline {
     const moving = new Set<number>();
     const refunds: number[] = [];
     const moveSales = async (requests: SaleMoveRequest[]) => {
-      const planned = requests.map(({ sale, event, extra, items }): PlannedMove => {
-        const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
-        const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
-        const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect, provider: sale.pixProvider } : null;
-        return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting, items };
-      });
+      const planned = requests.map((request) => planMove(request, fees, now));
       // The subscriptions these moves concern, locked at once (those not tracked yet).
       const concerned = planned.filter(({ sale, moved }) => sale.subscriptionId !== null && chargeOutcome(moved.status, sale.status) !== null);
       const unlocked = [...new Set(concerned.map(({ sale }) => sale.subscriptionId as number))].filter((id) => !tracked.has(id));
@@ -161,6 +157,31 @@ export class MoneyPipeline {
     return this.write(manager, { moves, tracked, refunds, opened: work.opened ?? [] }, now);
   }
 
+  /**
+   * One sale's move (`request`) written in one statement with no transaction, when it can be: its
+   * status line, its postback and its posting with the balance move ride in the same statement as the
+   * sale's conditional write (src/database/cte-statement.ts), so the seller's balances row is locked
+   * for that statement only. It can be when the sale has no subscription (nothing to lock or read
+   * first), its items are held (when it has a postback) and `schedules` has its seller. Answers null,
+   * with nothing written, when it cannot be, or when the sale was moved by someone else first or its
+   * seller has no balances row: the caller then commits the move in a transaction.
+   */
+  async commitAlone(manager: EntityManager, request: SaleMoveRequest, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
+    const { sale } = request;
+    if (sale.subscriptionId !== null || !schedules.has(sale.sellerId) || (sale.postbackUrl && !request.items)) return null;
+    const move = planMove(request, schedules, now);
+    const statement = new CteStatement();
+    const posting = this.ledger.prepare(statement, move.posting ? [move.posting] : []);
+    const saved = this.sales.addStatusMoves(statement, [{ id: sale.id, expected: sale.status, changes: move.changes }], posting.ready);
+    if (sale.postbackUrl) {
+      const changes = saleStatusChanges([{ sale, moved: move.moved, previous: sale.status }], new Map([[sale.id, request.items ?? []]]), now);
+      this.notifications.addStatusChanges(statement, { sales: changes }, saved);
+    }
+    posting.add(saved);
+    const [row] = await statement.run<{ saved: boolean }>(manager, `SELECT ${saved} AS saved`);
+    return row.saved ? { sales: new Map([[sale.id, move.moved]]), subscriptions: new Map() } : null;
+  }
+
   private async write(
     manager: EntityManager,
     unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: NonNullable<UnitOfWork['opened']> },
@@ -192,15 +213,7 @@ export class MoneyPipeline {
       manager,
     );
     const items = new Map<number, SaleLookupItem[]>([...read, ...held]);
-    const saleChanges: Array<StatusChange<unknown>> = announced.map(({ sale, moved, previous }) => ({
-      sellerId: sale.sellerId,
-      resourceId: sale.id,
-      url: sale.postbackUrl as string,
-      previousStatus: previous,
-      status: moved.status,
-      changedAt: now,
-      data: toTransaction(moved, items.get(sale.id) ?? []),
-    }));
+    const saleChanges = saleStatusChanges(announced, items, now);
     const subscriptionChanges: Array<StatusChange<unknown>> = changed
       .filter(({ before }) => before.postbackUrl)
       .flatMap(({ before, current, changes }) =>
@@ -270,6 +283,31 @@ function step(subscription: TrackedSubscription, event: SubscriptionEvent | null
   }
   subscription.current = { ...subscription.current, ...columns, updatedAt: now } as SubscriptionEntity;
   subscription.columns = { ...subscription.columns, ...columns };
+}
+
+/** A sale's move planned by the domain (domain/sale-move.ts): what to save, the sale afterwards, its posting. */
+function planMove({ sale, event, extra, items }: SaleMoveRequest, fees: ReadonlyMap<number, FeeSchedule>, now: Date): PlannedMove {
+  const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
+  const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
+  const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect, provider: sale.pixProvider } : null;
+  return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting, items };
+}
+
+/** The postbacks of sales moved (from their status before) or opened (from `previous`), with their items. */
+function saleStatusChanges(
+  announced: Array<{ sale: SaleEntity; moved: SaleEntity; previous: SaleStatus | null }>,
+  items: ReadonlyMap<number, SaleLookupItem[]>,
+  now: Date,
+): Array<StatusChange<unknown>> {
+  return announced.map(({ sale, moved, previous }) => ({
+    sellerId: sale.sellerId,
+    resourceId: sale.id,
+    url: sale.postbackUrl as string,
+    previousStatus: previous,
+    status: moved.status,
+    changedAt: now,
+    data: toTransaction(moved, items.get(sale.id) ?? []),
+  }));
 }
 
 function feesOf(schedules: ReadonlyMap<number, FeeSchedule>, sellerId: number): FeeSchedule {

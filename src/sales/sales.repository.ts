@@ -5,7 +5,8 @@ import { Cents, cents } from '../domain/money';
 import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
-import { insertRows, updateRows } from '../database/bulk-rows';
+import { addRowUpdates, insertRows, updateRows } from '../database/bulk-rows';
+import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
 import { containsPattern, countMatching, createdWithin, newestFirstPage } from '../database/list-queries';
 import { PlainRows, poolQuery } from '../database/plain-rows';
@@ -430,6 +431,24 @@ export class SalesRepository {
       ),
     );
     return saved;
+  }
+
+  /**
+   * updateStatusesIfCurrent's writes added to `statement`, made only while `gate` holds: a condition
+   * that every move was saved (the sale still in its expected status), to gate the statement's other writes on.
+   */
+  addStatusMoves(
+    statement: CteStatement,
+    moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus } }>,
+    gate: string,
+  ): string {
+    const written = addRowUpdates(
+      statement,
+      this.dataSource.getMetadata(SaleEntity),
+      moves.map((move) => ({ id: move.id, changes: move.changes, expectedStatus: move.expected })),
+      { history: { table: 'sale_status_changes', key: 'sale_id' }, gate },
+    );
+    return `((${written.map((name) => `(SELECT count(*) FROM ${name})`).join(' + ')}) = ${moves.length})`;
   }
 
   /** The items of these sales by sale, each in position order (one query). */
