@@ -265,6 +265,10 @@ describe('Events an integrator can rely on (issue 23)', () => {
     expect(first.body.data).toEqual({ requeued: 1000, remaining: 1 });
     const second = await t.http.post('/api/events/redeliver').set(seller.headers).send({ since }).expect(202);
     expect(second.body.data).toEqual({ requeued: 1, remaining: 0 });
+    // Their 1,001 new attempts at a dead endpoint are not this file's subject: left queued, they come
+    // before the next tests' events (the relay takes due events in id order) and, on a loaded machine,
+    // held those up past their wait.
+    await t.db.query(`UPDATE outbox_events SET status = 'FAILED' WHERE seller_id = $1 AND aggregate_key LIKE 'bulk:%' AND status = 'PENDING'`, [seller.id]);
   });
 
   describe('sequences', () => {
