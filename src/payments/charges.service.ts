@@ -90,11 +90,11 @@ export class ChargesService {
    * `within` runs last in the same transaction with the sales as they are then (the API saves its answer
    * for replays there). The sales as they are afterwards, by id.
    *
-   * One answer whose caller holds its sale as written EM_PROCESSAMENTO (the API's card sale) is planned
-   * from that sale, without reading it under lock: the move is written only if the sale is still
-   * EM_PROCESSAMENTO (the pipeline's conditional write), and if it is not, nothing of the unit is kept and
-   * the answer is applied again to the sale as read under lock. With nothing to run in its transaction
-   * (no `within`, no subscription), that move is one statement without a transaction (commitAlone).
+   * One answer whose caller holds its sale as written EM_PROCESSAMENTO (the API's card sale, without
+   * subscription) is planned from that sale, without reading it under lock: the move is written only if
+   * the sale is still EM_PROCESSAMENTO (the pipeline's conditional write), and if it is not, nothing of
+   * the unit is kept and the answer is applied again to the sale as read under lock. With nothing to run
+   * in its transaction (no `within`), that move is one statement without a transaction (commitAlone).
    */
   async applyOutcomes<T = void>(
     outcomes: ChargeOutcome[],
@@ -113,7 +113,10 @@ export class ChargesService {
         return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
       });
     const [only] = outcomes;
-    if (outcomes.length === 1 && only.sale?.status === 'EM_PROCESSAMENTO') {
+    // Only a sale without subscription: the pipeline locks a sale's subscription before writing the
+    // sale, the reverse of every path that reads the sale under lock first (a cancel settling its charge
+    // in flight, a provider event), which could then deadlock with this one.
+    if (outcomes.length === 1 && only.sale?.status === 'EM_PROCESSAMENTO' && only.sale.subscriptionId === null) {
       const held = only.sale;
       if (!within && schedules) {
         // Nothing else to do in its transaction: the move in one statement, when it can be.

@@ -442,6 +442,7 @@ export class SalesRepository {
     moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus } }>,
     gate: string,
   ): string {
+    if (moves.length === 0) return 'true';
     const written = addRowUpdates(
       statement,
       this.dataSource.getMetadata(SaleEntity),
