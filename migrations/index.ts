@@ -19,6 +19,7 @@ import { AddAutomaticPix1795490000000 } from './1795490000000-AddAutomaticPix';
 import { AddEventsApi1795500000000 } from './1795500000000-AddEventsApi';
 import { AddAutomaticPixInbox1795510000000 } from './1795510000000-AddAutomaticPixInbox';
 import { CoverStatementIndex1795520000000 } from './1795520000000-CoverStatementIndex';
+import { CountSubscriptionsPerSeller1795530000000 } from './1795530000000-CountSubscriptionsPerSeller';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   AddEventsApi1795500000000,
   AddAutomaticPixInbox1795510000000,
   CoverStatementIndex1795520000000,
+  CountSubscriptionsPerSeller1795530000000,
 ];

@@ -131,8 +131,9 @@ export class SubscriptionsRepository {
 
   /**
    * One page of the seller's subscriptions, newest first, whether more follow, and how many match in all
-   * when `count` (a read of every match: the first page's; a cursor's pages carry it). A cursor's page is
-   * one range of subscriptions_seller_idx (seller_id, id), whatever its depth.
+   * when `count` (the first page's; a cursor's pages carry it): by status alone, the seller's rows of
+   * subscription_counts; with a search or dates, a read of every match. A cursor's page is one range of
+   * subscriptions_seller_idx (seller_id, id), whatever its depth.
    */
   async page(
     sellerId: number,
@@ -148,8 +149,44 @@ export class SubscriptionsRepository {
       query.andWhere('(s.customer_email ILIKE :pattern OR s.customer_name ILIKE :pattern)', { pattern });
     }
     createdWithin(query, filters);
-    const total = count ? await countMatching(query) : null;
+    const counted = filters.search === undefined && filters.createdFrom === undefined && filters.createdBefore === undefined;
+    const total = !count ? null : counted ? await this.countOf(sellerId, filters.status) : await countMatching(query);
     return { ...(await newestFirstPage(query, position, limit)), total };
+  }
+
+  /**
+   * How many subscriptions the seller has (in `status`, or in all): the sum of its rows of
+   * subscription_counts, which the table's triggers append to in the transaction of every change
+   * (migration CountSubscriptionsPerSeller): an index-only range of a few rows, whatever the seller's size.
+   */
+  async countOf(sellerId: number, status?: SubscriptionStatus): Promise<number> {
+    const [row]: Array<{ total: string }> = await this.dataSource.query(
+      'SELECT COALESCE(sum(delta), 0) AS total FROM subscription_counts WHERE seller_id = $1 AND ($2::varchar IS NULL OR status = $2)',
+      [sellerId, status ?? null],
+    );
+    return Number(row.total);
+  }
+
+  /**
+   * Each (seller, status) with more than one row in subscription_counts folded into one row of their sum
+   * (none when it is zero), in one statement; answers how many rows went. The rows it folds are those of
+   * its snapshot: a row appended meanwhile stays for the next pass, and two passes at once fold each row
+   * once (the second skips the rows the first deleted).
+   */
+  async compactCounts(): Promise<number> {
+    const rows: Array<{ folded: string }> = await this.dataSource.query(
+      `WITH crowded AS (
+         SELECT seller_id, status FROM subscription_counts GROUP BY seller_id, status HAVING count(*) > 1),
+       gone AS (
+         DELETE FROM subscription_counts c USING crowded
+          WHERE c.seller_id = crowded.seller_id AND c.status = crowded.status
+         RETURNING c.seller_id, c.status, c.delta),
+       folded AS (
+         INSERT INTO subscription_counts (seller_id, status, delta)
+         SELECT seller_id, status, sum(delta) FROM gone GROUP BY seller_id, status HAVING sum(delta) <> 0 ORDER BY seller_id, status)
+       SELECT count(*) AS folded FROM gone`,
+    );
+    return Number(rows[0].folded);
   }
 
   /** What the metrics need of every subscription of the seller. */
