@@ -14,6 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { ADMIN_TOKEN, startServiceApp } = require('./service-app');
+const { productionNodeFlags } = require('./production-node');
 
 async function child(count, databaseUrl) {
   const { app, base } = await startServiceApp(databaseUrl);
@@ -98,7 +99,7 @@ async function main() {
     const databaseName = url.pathname.slice(1);
     try {
       const result = await new Promise((resolve, reject) => {
-        const run = spawn(process.execPath, [__filename, '--run', String(count), url.toString()], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const run = spawn(process.execPath, [...productionNodeFlags(), __filename, '--run', String(count), url.toString()], { stdio: ['ignore', 'pipe', 'inherit'] });
         let stdout = '';
         run.stdout.on('data', (chunk) => {
           stdout += chunk;

@@ -18,6 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { ADMIN_TOKEN, startServiceApp } = require('./service-app');
+const { productionNodeFlags } = require('./production-node');
 
 /** The production build on a port; prints its URL, serves until killed. */
 async function serve(databaseUrl) {
@@ -27,7 +28,7 @@ async function serve(databaseUrl) {
 
 function startServer(databaseUrl) {
   return new Promise((resolve, reject) => {
-    const server = spawn(process.execPath, [__filename, '--serve', databaseUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const server = spawn(process.execPath, [...productionNodeFlags(), __filename, '--serve', databaseUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     server.stdout.on('data', (chunk) => {
       stdout += chunk;

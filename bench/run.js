@@ -56,6 +56,7 @@ const settings = {
   cpuProfileDir: env.BENCH_CPU_PROF ? path.resolve(env.BENCH_CPU_PROF) : null,
 };
 const { ADMIN_TOKEN } = require('./service-app');
+const { productionNodeFlags } = require('./production-node');
 const SERVICE_PORT = Number(env.BENCH_SERVICE_PORT || 3101);
 const BASELINE_PORT = Number(env.BENCH_BASELINE_PORT || 3102);
 const FLOOR_NEST_PORT = Number(env.BENCH_FLOOR_NEST_PORT || 3103);
@@ -310,7 +311,7 @@ async function main() {
   const childEnv = { ...serviceEnv };
   const inherited = { ...env };
   delete inherited.LOG_LEVEL; // the production default
-  const service = spawn(process.execPath, [...profileArgs, entry], { cwd: root, env: { ...inherited, ...childEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const service = spawn(process.execPath, [...productionNodeFlags(), ...profileArgs, entry], { cwd: root, env: { ...inherited, ...childEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
   Object.assign(service, wrap(service, 'service'));
   const baseline = startProcess('baseline', [path.join(__dirname, 'baseline.js')], { PORT: String(BASELINE_PORT), DATABASE_URL: databaseUrl });
   const results = [];
