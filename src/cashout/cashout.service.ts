@@ -153,9 +153,8 @@ export class CashoutService {
     if (!withdrawal || withdrawal.status !== 'PENDING' || withdrawal.externalId !== null) return;
     const reference = payoutReference(withdrawal.id);
     try {
-      const receipt =
-        (await this.payouts.findPayout(reference)) ??
-        (await this.payouts.requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }));
+      // Idempotent by reference: a payout the provider already has (a crash before its id was saved) is answered again, not sent twice.
+      const receipt = await this.payouts.requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType });
       await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
     } catch (error) {
       if (!(error instanceof PayoutRefusedError)) throw error;

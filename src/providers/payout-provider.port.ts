@@ -28,12 +28,11 @@ export class PayoutRefusedError extends Error {
 /** Called outside any database transaction, from the payout job (never from the request). */
 export interface PayoutProvider {
   /**
-   * Registers the payout, idempotent by reference; its outcome comes back later as the provider's
-   * callback. PayoutRefusedError when the reference was cancelled.
+   * Registers the payout, idempotent by reference (asked again, it answers the payout it registered
+   * first); its outcome comes back later as the provider's callback. PayoutRefusedError when the
+   * reference was cancelled.
    */
   requestPayout(request: PayoutRequest): Promise<PayoutReceipt>;
-  /** The payout registered for this reference, or null when the provider never received it. */
-  findPayout(reference: string): Promise<PayoutReceipt | null>;
   /** Cancels the payout of this reference before it is paid out; a later request for it is refused. Idempotent. */
   cancelPayout(reference: string): Promise<void>;
 }

@@ -3,6 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { PayoutProvider, PayoutReceipt, PayoutRefusedError, PayoutRequest } from '../payout-provider.port';
 
+interface PayoutRow {
+  status: 'ACCEPTED' | 'CANCELLED';
+  external_id: string;
+}
+
 /**
  * The sandbox payout provider: accepts every payout and records it by reference in its own table
  * (sandbox_payouts), so a reference is paid out at most once, whichever instance asks, and tests can
@@ -14,19 +19,21 @@ export class SandboxPayoutProvider implements PayoutProvider {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async requestPayout(request: PayoutRequest): Promise<PayoutReceipt> {
-    await this.dataSource.query(
-      `INSERT INTO sandbox_payouts (reference, status, net_amount_cents, pix_key_type, external_id) VALUES ($1, 'ACCEPTED', $2, $3, $4)
-       ON CONFLICT (reference) DO NOTHING`,
+    // One statement: the payout recorded, or the one recorded under this reference before. A row inserted
+    // by a concurrent request of the same reference is outside this statement's snapshot; it is read again then.
+    const [recorded]: PayoutRow[] = await this.dataSource.query(
+      `WITH inserted AS (
+         INSERT INTO sandbox_payouts (reference, status, net_amount_cents, pix_key_type, external_id) VALUES ($1, 'ACCEPTED', $2, $3, $4)
+         ON CONFLICT (reference) DO NOTHING
+         RETURNING status, external_id)
+       SELECT status, external_id FROM inserted
+       UNION ALL
+       SELECT status, external_id FROM sandbox_payouts WHERE reference = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
       [request.reference, request.netAmountCents, request.pixKeyType, `sbx_po_${request.reference}`],
     );
-    const row = await this.row(request.reference);
+    const row = recorded ?? (await this.row(request.reference));
     if (row?.status !== 'ACCEPTED') throw new PayoutRefusedError(request.reference, 'the payout was cancelled');
     return { externalId: row.external_id };
-  }
-
-  async findPayout(reference: string): Promise<PayoutReceipt | null> {
-    const row = await this.row(reference);
-    return row?.status === 'ACCEPTED' ? { externalId: row.external_id } : null;
   }
 
   async cancelPayout(reference: string): Promise<void> {
@@ -37,8 +44,8 @@ export class SandboxPayoutProvider implements PayoutProvider {
     );
   }
 
-  private async row(reference: string): Promise<{ status: 'ACCEPTED' | 'CANCELLED'; external_id: string } | null> {
-    const [row]: Array<{ status: 'ACCEPTED' | 'CANCELLED'; external_id: string }> = await this.dataSource.query(
+  private async row(reference: string): Promise<PayoutRow | null> {
+    const [row]: PayoutRow[] = await this.dataSource.query(
       `SELECT status, external_id FROM sandbox_payouts WHERE reference = $1`,
       [reference],
     );
