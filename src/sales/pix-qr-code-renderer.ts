@@ -17,6 +17,8 @@ export class PixQrCodeRenderer implements OnApplicationShutdown {
     minThreads: 0,
     maxThreads: Math.max(1, availableParallelism() - 1),
     idleTimeout: 60_000,
+    // A render holds a QR matrix and a PNG of a few KB: a small heap, collected often, not V8's default growth.
+    resourceLimits: { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 },
     // Run from the TypeScript sources (the e2e tests), the worker compiles its module the same way.
     execArgv: extname(__filename) === '.ts' ? ['--require', 'ts-node/register/transpile-only'] : [],
   });
