@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
 import { PlainRows } from '../database/plain-rows';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
@@ -27,6 +28,30 @@ export class CashoutRepository {
       parameters,
     );
     return this.rows.hydrate(rows[0]);
+  }
+
+  /** An id for a withdrawal written by addIfFunded (taken from the table's sequence, outside any lock). */
+  async nextId(): Promise<number> {
+    const [row]: Array<{ id: string }> = await this.dataSource.query(`SELECT nextval(pg_get_serial_sequence('withdrawals', 'id')) AS id`);
+    return Number(row.id);
+  }
+
+  /**
+   * Adds to `statement` the withdrawal (its id given) and its first status line, written only when
+   * `condition` holds. Answers the name of the CTE holding the row as stored (none when not written).
+   */
+  addIfFunded(statement: CteStatement, withdrawal: Partial<WithdrawalEntity>, condition: string): string {
+    const written = statement.with(statement.name('withdrawal'), `${this.rows.insertWhere(statement, withdrawal, condition)} RETURNING *`);
+    statement.with(
+      statement.name('withdrawal_history'),
+      `INSERT INTO withdrawal_status_changes (withdrawal_id, previous_status, status) SELECT id, NULL, status FROM ${written}`,
+    );
+    return written;
+  }
+
+  /** The withdrawal of a row read with `SELECT *` or `RETURNING *`. */
+  hydrate(row: Record<string, unknown>): WithdrawalEntity {
+    return this.rows.hydrate(row);
   }
 
   findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<WithdrawalEntity | null> {

@@ -3,12 +3,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
+import { CteStatement } from '../database/cte-statement';
 import { SettingsService } from '../admin/settings.service';
 import { AppConfig } from '../config/app-config';
 import { WITHDRAWAL_MAXIMUM_CENTS, WITHDRAWAL_MINIMUM_CENTS } from '../domain/withdrawal-limits';
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { withdrawalFees } from '../domain/fees';
-import { cents, centsToReaisString, reaisToCents } from '../domain/money';
+import { Cents, cents, centsToReaisString, reaisToCents } from '../domain/money';
 import { pixKeyProblem } from '../domain/pix-key';
 import { withdrawalLedgerEffect, withdrawalRequestedEffect } from '../domain/withdrawal-ledger';
 import { nextWithdrawalStatus, WithdrawalEvent, WithdrawalStatus } from '../domain/withdrawal-status';
@@ -90,29 +91,30 @@ export class CashoutService {
       throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
     }
 
+    const draft: Partial<WithdrawalEntity> = {
+      sellerId,
+      status: 'PENDING',
+      amountCents,
+      feeFixedCents: fees.fixedCents,
+      feeVariableCents: fees.variableCents,
+      feeTotalCents: fees.totalCents,
+      netAmountCents: cents(amountCents - fees.totalCents),
+      pixKey: request.pixKey,
+      pixKeyType,
+    };
+    const alone = idempotent ? null : await this.commitAlone(sellerId, draft, amountCents);
+    if (alone) {
+      this.enqueuePayout(alone.id);
+      return { status: 201, body: toWithdrawal(alone), replayed: false };
+    }
     const outcome = await this.dataSource.transaction(async (manager) => {
       const claimed = await this.idempotency.claim(manager, idempotent);
       if (claimed) return claimed;
       // The row is written before the balance is locked, so that the seller's lock is held for the
       // check and the posting only (a refusal rolls the row back).
-      const withdrawal = await this.withdrawals.insert(
-        {
-          sellerId,
-          status: 'PENDING',
-          amountCents,
-          feeFixedCents: fees.fixedCents,
-          feeVariableCents: fees.variableCents,
-          feeTotalCents: fees.totalCents,
-          netAmountCents: cents(amountCents - fees.totalCents),
-          pixKey: request.pixKey,
-          pixKeyType,
-        },
-        manager,
-      );
+      const withdrawal = await this.withdrawals.insert(draft, manager);
       const balance = await this.ledger.lockBalance(manager, sellerId);
-      if (balance.availableCents < amountCents) {
-        throw new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(balance.availableCents)} is less than ${centsToReaisString(amountCents)}`);
-      }
+      if (balance.availableCents < amountCents) throw insufficientBalance(balance.availableCents, amountCents);
       await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents) }]);
       const body = toWithdrawal(withdrawal);
       await this.idempotency.attachResource(manager, idempotent, withdrawal.id);
@@ -122,6 +124,30 @@ export class CashoutService {
     if ('kind' in outcome) return this.answerPriorUse(outcome);
     this.enqueuePayout(outcome.id);
     return { status: 201, body: outcome.body, replayed: false };
+  }
+
+  /**
+   * A withdrawal without an Idempotency-Key in one statement, outside a transaction: the seller's balance
+   * row locked and read, the withdrawal and its status line written only if the available balance covers
+   * the amount, and the hold posted on the same condition (the balance row moved under that lock, held
+   * for this statement alone). Its id is taken from the sequence first, for the posting's reference.
+   * INSUFFICIENT_BALANCE when it does not cover it; null, with nothing written, when the seller has no
+   * balances row yet (the transactional path creates it).
+   */
+  private async commitAlone(sellerId: number, draft: Partial<WithdrawalEntity>, amountCents: Cents): Promise<WithdrawalEntity | null> {
+    const id = await this.withdrawals.nextId();
+    const statement = new CteStatement();
+    const posting = this.ledger.prepare(statement, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect: withdrawalRequestedEffect(amountCents) }]);
+    const available = this.ledger.lockedAvailable(statement, sellerId);
+    const written = this.withdrawals.addIfFunded(statement, { ...draft, id }, `${posting.ready} AND ${available} >= ${statement.param(amountCents)}::bigint`);
+    posting.add(`(SELECT count(*) FROM ${written}) = 1`);
+    const [row] = await statement.run<Record<string, unknown> & { ready: boolean; available: string | null }>(
+      this.dataSource.manager,
+      `SELECT r.ready, r.available, w.* FROM (SELECT ${posting.ready} AS ready, ${available} AS available) r LEFT JOIN ${written} w ON true`,
+    );
+    if (!row.ready || row.available === null) return null;
+    if (row.id === null) throw insufficientBalance(cents(Number(row.available)), amountCents);
+    return this.withdrawals.hydrate(row);
   }
 
   async lookup(sellerId: number, id: number): Promise<WithdrawalLookupResponse> {
@@ -238,4 +264,8 @@ export class CashoutService {
     if (!withdrawal) throw new DomainError('NOT_FOUND', `Withdrawal ${id} not found`);
     if (withdrawal.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Withdrawal ${id} belongs to another account`);
   }
+}
+
+function insufficientBalance(availableCents: Cents, amountCents: Cents): DomainError {
+  return new DomainError('INSUFFICIENT_BALANCE', `Available balance ${centsToReaisString(availableCents)} is less than ${centsToReaisString(amountCents)}`);
 }

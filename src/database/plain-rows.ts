@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { DataSource, EntityMetadata, ValueTransformer } from 'typeorm';
 import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { CteStatement } from './cte-statement';
 
 type Row = Record<string, unknown>;
 
@@ -75,6 +76,17 @@ export class PlainRows<T extends object> {
       return `(${cells.join(', ')})`;
     });
     return [`INSERT INTO ${this.table} (${used.map((column) => quote(column.databaseName)).join(', ')}) VALUES ${tuples.join(', ')}`, parameters];
+  }
+
+  /**
+   * The INSERT of one row into `statement`, written only when `condition` holds (`INSERT … SELECT …
+   * WHERE`), each value a parameter cast to its column's type. Answers the INSERT, for a CTE.
+   */
+  insertWhere(statement: CteStatement, row: Partial<T>, condition: string): string {
+    const used = this.columns.filter((column) => column.getEntityValue(row) !== undefined);
+    const sqlType = (column: ColumnMetadata) => this.metadata.connection.driver.normalizeType(column);
+    const values = used.map((column) => `${statement.param(this.persisted(column, column.getEntityValue(row)))}::${sqlType(column)}`);
+    return `INSERT INTO ${this.table} (${used.map((column) => quote(column.databaseName)).join(', ')}) SELECT ${values.join(', ')} WHERE ${condition}`;
   }
 
   private persisted(column: ColumnMetadata, value: unknown): unknown {

@@ -91,6 +91,16 @@ export class LedgerRepository {
     return { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) };
   }
 
+  /**
+   * The seller's available balance read into `statement` under its row's lock (FOR UPDATE: a concurrent
+   * move of the row is waited for and its committed value read), held until the statement's transaction
+   * ends: a condition on it cannot be overtaken before the statement's own posting moves the row. No
+   * row when the seller has no balances row. Answers the CTE's name (a column `available_cents`).
+   */
+  addLockedBalance(statement: CteStatement, sellerId: number): string {
+    return statement.with(statement.name('locked'), `SELECT available_cents FROM balances WHERE seller_id = ${statement.param(sellerId)} FOR UPDATE`);
+  }
+
   /** The seller's balances row, or null when it has none yet (one SELECT, no write). */
   async findBalance(sellerId: number, manager?: EntityManager): Promise<BalanceWithDate | null> {
     const sql = `SELECT available_cents, blocked_cents, updated_at FROM balances WHERE seller_id = $1`;

@@ -109,6 +109,14 @@ export class LedgerService {
     };
   }
 
+  /**
+   * In `statement`: the seller's available balance under its row's lock, as a SQL expression (NULL when
+   * the seller has no balances row), for a write that must not overdraw it (LedgerRepository.addLockedBalance).
+   */
+  lockedAvailable(statement: CteStatement, sellerId: number): string {
+    return `(SELECT available_cents FROM ${this.ledger.addLockedBalance(statement, sellerId)})`;
+  }
+
   /** The seller's balance, locked until the caller's transaction ends (for checks before a debit). */
   lockBalance(manager: EntityManager, sellerId: number): Promise<BalanceAfter> {
     return this.ledger.lockBalance(sellerId, manager);

@@ -271,5 +271,28 @@ describe('Cashouts (spec 2.10, 4.5, 4.6, 7.4, 8)', () => {
       const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM withdrawals WHERE seller_id = $1`, [seller.id]);
       expect(count).toBe(10);
     });
+
+    it('holds the same line when requests with an Idempotency-Key (a transaction) and without (one statement) race for the balance, and books each hold once', async () => {
+      const seller = await fundedSeller(100_000);
+      const responses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const request = t.http.post('/api/public/cashout').set(seller.headers);
+          return (i % 2 === 0 ? request.set('Idempotency-Key', `race-${seller.id}-${i}`) : request).send({ amount: 100, pixKey: CPF_KEY });
+        }),
+      );
+      const accepted = responses.filter((r) => r.status === 201);
+      expect(accepted).toHaveLength(10);
+      expect(responses.filter((r) => r.status === 422).every((r) => r.body.errorType === 'INSUFFICIENT_BALANCE')).toBe(true);
+      expect(await balanceOf(t, seller)).toEqual({ available: 0, blocked: 100_000, total: 100_000 });
+      const rows: Array<{ id: number; postings: number; history: number }> = await t.db.query(
+        `SELECT w.id,
+                (SELECT count(*)::int FROM ledger_postings p WHERE p.reference_type = 'WITHDRAWAL' AND p.reference_id = w.id) AS postings,
+                (SELECT count(*)::int FROM withdrawal_status_changes h WHERE h.withdrawal_id = w.id) AS history
+           FROM withdrawals w WHERE w.seller_id = $1 ORDER BY w.id`,
+        [seller.id],
+      );
+      expect(rows.map((row) => row.id).sort()).toEqual(accepted.map((r) => r.body.id as number).sort());
+      expect(rows.every((row) => row.postings === 1 && row.history === 1)).toBe(true);
+    });
   });
 });
