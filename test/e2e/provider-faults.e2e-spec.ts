@@ -272,6 +272,30 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
     }
   }, 30_000);
 
+  it('sandbox acquirer: a reference charged again answers its first outcome, alone, twice in one call, or beside new references', async () => {
+    const provider = t.app.get<PaymentProvider>(PAYMENT_PROVIDER);
+    const card = (number: string) => provider.tokenizeCard({ number, holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
+    const approving = (await card('4111111111111111')).token;
+    const refusing = (await card('4000000000000002')).token;
+    const ask = (reference: string, token: string) => ({ reference, token, amountCents: cents(1990), installments: 1, kind: 'FIRST' as const });
+    const stamp = Date.now();
+    const first = await provider.chargeCard(ask(`again-a-${stamp}`, approving));
+    expect(first.outcome).toBe('APPROVED');
+    // Asked again with another card: the recorded charge stands.
+    expect(await provider.chargeCard(ask(`again-a-${stamp}`, refusing))).toEqual(first);
+    const batch = await provider.chargeCards([
+      ask(`again-b-${stamp}`, refusing),
+      ask(`again-a-${stamp}`, refusing),
+      ask(`again-b-${stamp}`, approving),
+      ask(`again-c-${stamp}`, approving),
+    ]);
+    expect(batch.map((result) => result.outcome)).toEqual(['REFUSED', 'APPROVED', 'REFUSED', 'APPROVED']);
+    expect(batch[1]).toEqual(first);
+    expect(batch[2]).toEqual(batch[0]);
+    const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM sandbox_card_charges WHERE reference LIKE $1`, [`again-%-${stamp}`]);
+    expect(count).toBe(3);
+  });
+
   it('sandbox acquirer: a charge whose reference is voided while its insert is under way answers FAILED (voided), not an error', async () => {
     const provider = t.app.get<PaymentProvider>(PAYMENT_PROVIDER);
     const reference = `late-${Date.now()}`;
