@@ -95,8 +95,9 @@ export class SandboxPaymentProvider implements PaymentProvider {
     const random = randomBytes(6 * requests.length).toString('hex');
     // One statement for the whole call: each new charge, or the one already recorded under its reference
     // (the first of a reference asked twice in the call), read only when some reference was not inserted
-    // (a one-time filter: the usual call reads nothing back, whatever plan the table's size gave). A row inserted by a concurrent charge of the
-    // same reference is outside this statement's snapshot; it is read again then.
+    // (a one-time filter: the usual call reads nothing back, whatever plan the table's size gave). A row
+    // inserted by a concurrent charge of the same reference is outside this statement's snapshot; it is
+    // read again then.
     const rows: Array<ChargeRow & { reference: string }> = await this.dataSource.query(
       `WITH asked AS (
          SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::bigint[], $5::smallint[], $6::varchar[])
