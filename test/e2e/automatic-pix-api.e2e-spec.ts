@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { brazilDate } from '../../src/domain/dates';
 import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
 import { createSeller, TestSeller } from './setup/factories';
 import { customer } from './setup/sales';
@@ -10,6 +11,12 @@ const CLIENT_ID = 'gateway-e2e';
 const CLIENT_SECRET = randomBytes(16).toString('hex');
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
+/**
+ * Noon, Brazil time, of the day an instant falls on there: where the PSP's clock stands for a failed attempt
+ * on a due date. `due + HOUR` is the next Brazilian day when the subscription was created in the last hour
+ * before Brazil's midnight, and the PSP then refuses the retry date as not in the future.
+ */
+const brazilNoon = (instant: number) => Date.parse(`${brazilDate(new Date(instant))}T12:00:00-03:00`);
 const CYCLE_DAYS = { WEEKLY: 7, MONTHLY: 30, QUARTERLY: 90, SEMIANNUAL: 180, YEARLY: 365 } as const;
 type Cycle = keyof typeof CYCLE_DAYS;
 
@@ -165,7 +172,7 @@ describe('Pix Automático through API Pix (issue 22)', () => {
     const due = Date.parse((await subscription(id)).nextBillingDate);
     await run(due - 4 * DAY + HOUR);
     const renewal = await lastSale(id);
-    psp.setNow(new Date(due + HOUR));
+    psp.setNow(new Date(brazilNoon(due)));
     await psp.failRecurringCharge(txidOfRenewal(renewal.id));
     await eventually(() => lastSale(id), (s) => s.automatic_pix_retries === 1, 'the retry asked');
     expect(psp.cobr(txidOfRenewal(renewal.id))?.tentativas?.map((a) => `${a.tipo} ${a.status}`)).toEqual(['AGND REJEITADA', 'NTAG AGENDADA']);
@@ -199,7 +206,7 @@ describe('Pix Automático through API Pix (issue 22)', () => {
     await run(due - 4 * DAY + HOUR);
     const renewal = await lastSale(id);
     for (const day of [0, 1, 3, 5]) {
-      psp.setNow(new Date(due + day * DAY + HOUR));
+      psp.setNow(new Date(brazilNoon(due) + day * DAY));
       await psp.failRecurringCharge(txidOfRenewal(renewal.id));
       await eventually(() => lastSale(id), (s) => s.automatic_pix_retries === Math.min(3, [0, 1, 3, 5].indexOf(day) + 1), `retry after day ${day}`);
     }
