@@ -35,6 +35,17 @@ describe('Pix Automático rules', () => {
     expect(nextRetryDate(due, 0, at('2027-01-25T15:00:00Z'))).toBeNull();
   });
 
+  it('counts the retries from the first attempt when a weekend moved it, never past 7 days after the due date', () => {
+    // Due on Sunday 2026-12-27, first attempt settling on Monday the 28th (ajusteDiaUtil).
+    const due = '2026-12-27';
+    expect(nextRetryDate(due, 0, at('2026-12-27T15:00:00Z'), '2026-12-28')).toBe('2026-12-29');
+    expect(nextRetryDate(due, 1, at('2026-12-28T15:00:00Z'), '2026-12-28')).toBe('2026-12-31');
+    expect(nextRetryDate(due, 2, at('2026-12-30T15:00:00Z'), '2026-12-28')).toBe('2027-01-02');
+    // A first attempt three days late (a long holiday): the third retry would settle on day 8, past the window.
+    expect(nextRetryDate(due, 1, at('2026-12-30T15:00:00Z'), '2026-12-30')).toBe('2027-01-02');
+    expect(nextRetryDate(due, 2, at('2027-01-02T15:00:00Z'), '2026-12-30')).toBeNull();
+  });
+
   it('maps the recurrence statuses', () => {
     expect(['CRIADA', 'APROVADA', 'REJEITADA', 'EXPIRADA', 'CANCELADA'].map((s) => authorizationOutcome(s as never))).toEqual([null, 'AUTHORIZED', 'REJECTED', 'EXPIRED', 'CANCELLED']);
   });

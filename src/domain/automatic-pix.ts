@@ -33,6 +33,8 @@ export const AUTOMATIC_PIX_LAST_SEND_DAYS = 2;
  * the due date each settles on. They match the card dunning schedule (platform.md §7).
  */
 export const AUTOMATIC_PIX_RETRY_DAYS = [1, 3, 5] as const;
+/** PERMITE_3R_7D: a retry settles at most this many days after the charge's due date. */
+export const AUTOMATIC_PIX_RETRY_WINDOW_DAYS = 7;
 /** A renewal sale collected by the PSP expires this long after its due date (the retries' window and a day). */
 export const AUTOMATIC_PIX_SALE_DAYS = 8;
 
@@ -59,12 +61,18 @@ export function canStillSend(dueDate: string, now: Date): boolean {
 
 /**
  * The settlement date of the retry to ask after `retriesAsked` retries of a charge due on `dueDate`, at
- * `now`: the next day of the schedule that is still in the future; null when none is left.
+ * `now`: the next day of the schedule that is still in the future; null when none is left. The schedule
+ * counts from the first attempt's settlement date, which is the due date on a business day and the
+ * next business day otherwise (the PSP's ajusteDiaUtil): counted from a Sunday due date, the first
+ * retry would fall on the Monday of the failed attempt itself. No retry settles later than
+ * AUTOMATIC_PIX_RETRY_WINDOW_DAYS after the due date.
  */
-export function nextRetryDate(dueDate: string, retriesAsked: number, now: Date): string | null {
+export function nextRetryDate(dueDate: string, retriesAsked: number, now: Date, firstAttemptDate: string = dueDate): string | null {
   const today = brazilDate(now);
+  const last = addDaysToDate(dueDate, AUTOMATIC_PIX_RETRY_WINDOW_DAYS);
   for (const days of AUTOMATIC_PIX_RETRY_DAYS.slice(retriesAsked)) {
-    const date = addDaysToDate(dueDate, days);
+    const date = addDaysToDate(firstAttemptDate > dueDate ? firstAttemptDate : dueDate, days);
+    if (date > last) return null;
     if (date > today) return date;
   }
   return null;

@@ -318,7 +318,9 @@ export class AutomaticPixService {
     }
     const open = state.attempts.some((attempt) => attempt.status === 'SOLICITADA' || attempt.status === 'AGENDADA');
     if (state.status !== 'ATIVA' || open || state.attempts.length === 0) return null;
-    const date = nextRetryDate(charge.dueDate, charge.retries, now);
+    // The first attempt settles on the due date, or on the next business day when that is not one.
+    const firstAttempt = state.attempts.map((attempt) => attempt.date).sort()[0];
+    const date = nextRetryDate(charge.dueDate, charge.retries, now, firstAttempt);
     if (date === null) return null;
     await this.provider.requestRetry(state.txid, date);
     await this.repository.markRetryAsked(charge.saleId, charge.retries + 1);

@@ -136,14 +136,16 @@ export class ApiPixAutomaticProvider implements AutomaticPixProvider {
   async requestRetry(txid: string, date: string): Promise<RecurringChargeState> {
     const path = `/cobr/${txid}`;
     const before = toChargeState(await this.expect<CobRWire>('GET', path));
-    if (before.attempts.some((attempt) => attempt.date === date)) return before;
+    // Only a retry (NTAG) asked before for that date is this one; another attempt on it is a clash the PSP refuses.
+    const asked = (state: RecurringChargeState) => state.attempts.some((attempt) => attempt.kind === 'NTAG' && attempt.date === date);
+    if (asked(before)) return before;
     try {
       return toChargeState(await this.expect<CobRWire>('POST', `${path}/retentativa/${date}`));
     } catch (error) {
       // The client's resend after a lost answer finds the attempt it asked for open.
       if (!(error instanceof PixRequestRefusedError) || error.status !== 400) throw error;
       const after = toChargeState(await this.expect<CobRWire>('GET', path));
-      if (!after.attempts.some((attempt) => attempt.date === date)) throw error;
+      if (!asked(after)) throw error;
       return after;
     }
   }
