@@ -70,8 +70,9 @@ export function canStillSend(dueDate: string, now: Date): boolean {
 export function nextRetryDate(dueDate: string, retriesAsked: number, now: Date, firstAttemptDate: string = dueDate): string | null {
   const today = brazilDate(now);
   const last = addDaysToDate(dueDate, AUTOMATIC_PIX_RETRY_WINDOW_DAYS);
+  const from = firstAttemptDate > dueDate ? firstAttemptDate : dueDate;
   for (const days of AUTOMATIC_PIX_RETRY_DAYS.slice(retriesAsked)) {
-    const date = addDaysToDate(firstAttemptDate > dueDate ? firstAttemptDate : dueDate, days);
+    const date = addDaysToDate(from, days);
     if (date > last) return null;
     if (date > today) return date;
   }
