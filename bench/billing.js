@@ -4,7 +4,8 @@
  * (BillingService.runBilling(now, null), what the every-minute scheduler calls), for each N of
  * BENCH_BILLING_SIZES (default 10000,100000). Each size runs in its own process on its own fresh
  * database (created and dropped), from the production build. Prints renewals, seconds, renewals per
- * second and peak RSS, and writes bench/billing-results.json.
+ * second and peak RSS, and writes bench/billing-results.json. BENCH_CPU_PROF a directory: each run's
+ * billing (not its start-up or seeding) is profiled into it, for bench/profile-summary.js.
  *
  * Child mode (internal): node bench/billing.js --run N <database-url>
  */
@@ -66,11 +67,13 @@ async function child(count, databaseUrl) {
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 100);
+  const profiler = process.env.BENCH_CPU_PROF ? await startProfiler() : null;
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const summary = await app.get(BillingService).runBilling(now, null);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   clearInterval(sampler);
+  if (profiler) await profiler.stop(path.join(path.resolve(process.env.BENCH_CPU_PROF), `billing-${count}-${process.pid}.cpuprofile`));
   const cpu = process.cpuUsage(cpuBefore);
   const [counts] = await db.query(
     `SELECT count(*)::int AS renewal_sales, count(*) FILTER (WHERE status = 'PAGO')::int AS paid FROM sales WHERE subscription_id IS NOT NULL AND billing_period = 1`,
@@ -85,6 +88,24 @@ async function child(count, databaseUrl) {
     renewalsPerSecond: Math.round(summary.renewals / seconds),
     peakRssMiB: Math.round(peakRss / 1048576),
     serviceCpuMsPerRenewal: Math.round(((cpu.user + cpu.system) / 1000 / Math.max(summary.renewals, 1)) * 100) / 100,
+  };
+}
+
+/** The V8 profiler of this process, started now: stop(file) writes what it sampled (the billing run alone, not start-up or seeding). */
+async function startProfiler() {
+  const { Session } = require('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await post('Profiler.stop');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
   };
 }
 

@@ -59,24 +59,29 @@ function recordset(metadata: EntityMetadata, properties: string[], rows: Array<R
 
 /**
  * Inserts the rows (every row with the same properties) in one statement; with `ignoreConflicts`, a row
- * that would break a unique constraint is skipped (ON CONFLICT DO NOTHING). Answers the `returning`
- * properties of the rows written, in no particular order.
+ * that would break a unique constraint is skipped (ON CONFLICT DO NOTHING). `computed` sets columns the
+ * entity does not map to an SQL expression of the code's own over the row's columns (`v."status"`).
+ * Answers the `returning` properties of the rows written, or with `'*'` their whole rows as the driver
+ * reads them (for PlainRows.hydrate), in no particular order.
  */
 export async function insertRows<T extends ObjectLiteral>(
   manager: EntityManager,
   target: EntityTarget<T>,
   rows: Array<Partial<T>>,
-  options: { ignoreConflicts?: boolean; returning?: Array<keyof T & string> } = {},
+  options: { ignoreConflicts?: boolean; returning?: Array<keyof T & string> | '*'; computed?: Record<string, string> } = {},
 ): Promise<Array<Record<string, unknown>>> {
   if (rows.length === 0) return [];
   const metadata = manager.connection.getMetadata(target);
   const properties = Object.keys(rows[0]);
   const { columns, definition, json } = recordset(metadata, properties, rows as Array<Record<string, unknown>>);
-  const names = columns.map((column) => quote(column.databaseName)).join(', ');
-  const returning = (options.returning ?? []).map((property) => `${quote(columnOf(metadata, property).databaseName)} AS ${quote(property)}`);
+  const computed = Object.entries(options.computed ?? {});
+  const names = columns.map((column) => quote(column.databaseName));
+  const values = [...names.map((name) => `v.${name}`), ...computed.map(([, expression]) => expression)];
+  const returning =
+    options.returning === '*' ? ['*'] : (options.returning ?? []).map((property) => `${quote(columnOf(metadata, property).databaseName)} AS ${quote(property)}`);
   const result: Array<Record<string, unknown>> = await manager.query(
-    `INSERT INTO ${quote(metadata.tableName)} (${names})
-     SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
+    `INSERT INTO ${quote(metadata.tableName)} (${[...names, ...computed.map(([column]) => quote(column))].join(', ')})
+     SELECT ${values.join(', ')} FROM jsonb_to_recordset($1::jsonb) AS v(${definition})
      ${options.ignoreConflicts ? 'ON CONFLICT DO NOTHING' : ''}
      ${returning.length > 0 ? `RETURNING ${returning.join(', ')}` : ''}`,
     [json],

@@ -143,7 +143,7 @@ export class BillingService {
   private async bill(ids: number[], now: Date, summary: BillingSummary, concurrency: number): Promise<void> {
     let pending = ids;
     for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round += 1) {
-      const due = (await this.subscriptions.findByIds(pending)).flatMap((subscription): Due[] => {
+      const due = (await this.subscriptions.findDueAmong(pending, now, this.dunning.graceDays, this.dunning.pixOverdueDays)).flatMap((subscription): Due[] => {
         const action = dueBillingAction(subscription, now, this.dunning);
         return action ? [{ subscription, action }] : [];
       });
@@ -218,8 +218,8 @@ export class BillingService {
   /**
    * The charges due (renewals and card retries), as one batch: (1) sale ids and the PIX renewals' codes
    * taken outside any transaction; (2) one unit of work re-checks the subscriptions under lock, cancels
-   * the open attempts a retry replaces, writes every charge's sale (cards sent to the acquirer, PIX
-   * announced) and moves the subscriptions to their new period or attempt; (3) outside any transaction,
+   * the open attempts a retry replaces, writes every charge's sale (cards sent to the acquirer and held
+   * from the recovery job until their turn, PIX announced) and moves the subscriptions to their new period or attempt; (3) outside any transaction,
    * each card is charged with its sale's id as reference, `concurrency` calls at once; (4) one unit of work
    * applies every answer. A sale left between (3) and (4) is resolved by the recovery job.
    */
@@ -269,7 +269,6 @@ export class BillingService {
       );
       const bySubscription = new Map(written.map((sale) => [sale.subscriptionId as number, sale]));
       const kept = valid.filter(({ subscription }) => bySubscription.has(subscription.id));
-      const cards = written.filter((sale) => sale.paymentMethod === 'CREDIT_CARD');
       const done = await this.pipeline.commit(
         manager,
         {
@@ -282,11 +281,6 @@ export class BillingService {
         },
         now,
         schedules,
-      );
-      // Charged after the commit, `concurrency` at a time: out of the recovery job's reach until then.
-      await this.sales.holdFromRecovery(
-        cards.map((sale) => sale.id),
-        manager,
       );
       return kept.map((charge) => ({ ...charge, subscription: locked.get(charge.subscription.id) as SubscriptionEntity, sale: (done.sales.get(charge.saleId) ?? bySubscription.get(charge.subscription.id)) as SaleEntity }));
     });

@@ -382,7 +382,9 @@ export class SalesRepository {
    * Writes the sales (each under the id taken by nextIds) with their items and first status in three
    * multi-row statements; a sale whose (subscription, period, attempt) exists already is skipped, with
    * its items. `historyOf` gives the statuses a sale went through before its own, as insert's `history`.
-   * The sales written, read back as entities, in id order.
+   * A card sale written already sent to the acquirer (EM_PROCESSAMENTO) is written held from the
+   * recovery job (its lease taken, as holdFromRecovery would: the caller charges it after its commit).
+   * The sales written, as entities (from the insert's own rows), in id order.
    */
   async insertManyIfAbsent(
     sales: Array<Partial<SaleEntity> & { id: number; status: SaleStatus }>,
@@ -390,7 +392,12 @@ export class SalesRepository {
     manager: EntityManager,
     historyOf: (saleId: number) => SaleStatus[] = () => [],
   ): Promise<SaleEntity[]> {
-    const written = new Set((await insertRows(manager, SaleEntity, sales, { ignoreConflicts: true, returning: ['id'] })).map((row) => Number(row.id)));
+    const rows = await insertRows(manager, SaleEntity, sales, {
+      ignoreConflicts: true,
+      returning: '*',
+      computed: { [RECOVERY_LEASE.column]: `CASE WHEN v."status" = 'EM_PROCESSAMENTO' THEN now() END` },
+    });
+    const written = new Map(rows.map((row) => [Number(row.id), this.saleRows.hydrate(row)]));
     const kept = sales.filter((sale) => written.has(sale.id));
     if (kept.length === 0) return [];
     await this.recordStatuses(
@@ -405,7 +412,7 @@ export class SalesRepository {
       SaleItemEntity,
       kept.flatMap((sale) => itemsOf(sale.id).map((item, position) => ({ ...item, saleId: sale.id, position }))),
     );
-    return this.findByIds(kept.map((sale) => sale.id), manager);
+    return kept.map((sale) => written.get(sale.id) as SaleEntity).sort((a, b) => a.id - b.id);
   }
 
   /** The sales with these ids, in id order (one query). */

@@ -40,6 +40,21 @@ const BILLING_LEASE = new Lease({ table: 'subscriptions', column: 'billing_claim
 const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND ${BILLING_LEASE.free()} AND id <> ALL($6::int[])`;
 
 /**
+ * The conditions of each kind of billing work due, over the SQL of `at` (the billing's now), of the
+ * grace period's start (`at` − grace days), of a PIX renewal's overdue start (`at` − overdue days) and of
+ * the Pix Automático lead's end (`at` + AUTOMATIC_PIX_LEAD_DAYS): together, exactly the rows for which
+ * dueBillingAction answers an action at `at` (or AutomaticPixService has a charge to send).
+ */
+const dueConditions = (at: string, graceFrom: string, overdueFrom: string, leadUntil: string) => ({
+  byDate: `status IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND ${BILLING_DUE_AT} <= ${at}`,
+  graceEnded: `status = 'PAST_DUE' AND past_due_since <= ${graceFrom}`,
+  overdue: `status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NOT NULL AND awaiting_payment_since <= ${overdueFrom}`,
+  automatic: `automatic_pix_status = 'AUTHORIZED' AND status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NULL AND next_billing_date <= ${leadUntil}`,
+});
+
+const CLAIM_DUE = dueConditions('$1', '$3', '$4', '$7');
+
+/**
  * Ids of at most $5 subscriptions (of seller $2, or of all when null) with billing work due at $1, locked
  * (SKIP LOCKED), not leased and not among $6 (those the run billed already): by BILLING_DUE_AT, by a grace
  * period ended ($3: $1 − grace days) and by a PIX renewal overdue ($4: $1 − overdue days), each read
@@ -49,22 +64,29 @@ const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND ${BILLING_LEASE.free(
 export const DUE_FOR_BILLING = `
   WITH by_date AS (
          SELECT id FROM subscriptions
-          WHERE status IN ('ACTIVE', 'TRIALING', 'PAST_DUE') AND ${BILLING_DUE_AT} <= $1 AND ${UNCLAIMED}
+          WHERE ${CLAIM_DUE.byDate} AND ${UNCLAIMED}
           ORDER BY ${BILLING_DUE_AT} LIMIT $5 FOR UPDATE SKIP LOCKED),
        grace_ended AS (
          SELECT id FROM subscriptions
-          WHERE status = 'PAST_DUE' AND past_due_since <= $3 AND ${UNCLAIMED}
+          WHERE ${CLAIM_DUE.graceEnded} AND ${UNCLAIMED}
           ORDER BY past_due_since LIMIT $5 FOR UPDATE SKIP LOCKED),
        overdue AS (
          SELECT id FROM subscriptions
-          WHERE status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NOT NULL AND awaiting_payment_since <= $4 AND ${UNCLAIMED}
+          WHERE ${CLAIM_DUE.overdue} AND ${UNCLAIMED}
           ORDER BY awaiting_payment_since LIMIT $5 FOR UPDATE SKIP LOCKED),
        automatic AS (
          SELECT id FROM subscriptions
-          WHERE automatic_pix_status = 'AUTHORIZED' AND status IN ('ACTIVE', 'TRIALING') AND awaiting_payment_since IS NULL
-            AND next_billing_date <= $7 AND ${UNCLAIMED}
+          WHERE ${CLAIM_DUE.automatic} AND ${UNCLAIMED}
           ORDER BY next_billing_date LIMIT $5 FOR UPDATE SKIP LOCKED)
   SELECT id FROM (SELECT id FROM by_date UNION SELECT id FROM grace_ended UNION SELECT id FROM overdue UNION SELECT id FROM automatic) AS due ORDER BY id LIMIT $5`;
+
+/** Those of subscriptions $1 with billing work due at $2 (grace from $3, overdue from $4, lead until $5), whole, in id order. */
+const STILL_DUE = (() => {
+  const due = dueConditions('$2', '$3', '$4', '$5');
+  return `SELECT * FROM subscriptions WHERE id = ANY($1::int[])
+             AND ((${due.byDate}) OR (${due.graceEnded}) OR (${due.overdue}) OR (${due.automatic}))
+           ORDER BY id`;
+})();
 
 @Injectable()
 export class SubscriptionsRepository {
@@ -231,6 +253,23 @@ export class SubscriptionsRepository {
   async findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity[]> {
     if (ids.length === 0) return [];
     const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM subscriptions WHERE id = ANY($1::int[]) ORDER BY id', [ids]);
+    return rows.map((row) => this.rows.hydrate(row, true));
+  }
+
+  /**
+   * Those of these subscriptions with billing work due at `now` (claimDue's conditions), with their card
+   * tokens, in id order: a billing round reads whole only the rows it has work for, not those its last
+   * round moved past `now` (a batch's renewals, in its round after them).
+   */
+  async findDueAmong(ids: number[], now: Date, graceDays: number, overdueDays: number): Promise<SubscriptionEntity[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(STILL_DUE, [
+      ids,
+      now,
+      addDays(now, -graceDays),
+      addDays(now, -overdueDays),
+      addDays(now, AUTOMATIC_PIX_LEAD_DAYS),
+    ]);
     return rows.map((row) => this.rows.hydrate(row, true));
   }
 
