@@ -63,9 +63,15 @@ async function child(count, databaseUrl) {
   const [{ due }] = await db.query('SELECT max(next_billing_date) AS due FROM subscriptions');
   const now = new Date(new Date(due).getTime() + 60_000);
 
-  let peakRss = process.memoryUsage().rss;
+  const startRss = process.memoryUsage().rss;
+  let peakRss = startRss;
+  let peakHeap = 0;
+  let peakExternal = 0;
   const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    const usage = process.memoryUsage();
+    peakRss = Math.max(peakRss, usage.rss);
+    peakHeap = Math.max(peakHeap, usage.heapTotal);
+    peakExternal = Math.max(peakExternal, usage.external + usage.arrayBuffers);
   }, 100);
   const profiler = process.env.BENCH_CPU_PROF ? await startProfiler() : null;
   const cpuBefore = process.cpuUsage();
@@ -86,7 +92,10 @@ async function child(count, databaseUrl) {
     paid: counts.paid,
     seconds: Math.round(seconds * 10) / 10,
     renewalsPerSecond: Math.round(summary.renewals / seconds),
+    startRssMiB: Math.round(startRss / 1048576),
     peakRssMiB: Math.round(peakRss / 1048576),
+    peakHeapTotalMiB: Math.round(peakHeap / 1048576),
+    peakExternalMiB: Math.round(peakExternal / 1048576),
     serviceCpuMsPerRenewal: Math.round(((cpu.user + cpu.system) / 1000 / Math.max(summary.renewals, 1)) * 100) / 100,
   };
 }
@@ -129,7 +138,7 @@ async function main() {
       });
       results.push({ ...result, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) });
       console.log(
-        `  ${String(count).padStart(7)} subscriptions: ${result.renewals} renewals (${result.paid} paid) in ${result.seconds} s = ${result.renewalsPerSecond} renewals/s, peak RSS ${result.peakRssMiB} MiB, ${result.serviceCpuMsPerRenewal} ms of service CPU per renewal`,
+        `  ${String(count).padStart(7)} subscriptions: ${result.renewals} renewals (${result.paid} paid) in ${result.seconds} s = ${result.renewalsPerSecond} renewals/s, RSS ${result.startRssMiB} MiB before the run, peak ${result.peakRssMiB} MiB (V8 heap ${result.peakHeapTotalMiB}, buffers ${result.peakExternalMiB}), ${result.serviceCpuMsPerRenewal} ms of service CPU per renewal`,
       );
     } finally {
       const maintenance = new Client({ connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).toString() });

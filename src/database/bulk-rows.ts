@@ -125,7 +125,9 @@ function groupsOf<T>(updates: Array<RowUpdate<T>>): Array<Array<RowUpdate<T>>> {
   const groups = new Map<string, Array<RowUpdate<T>>>();
   for (const update of updates) {
     const key = `${Object.keys(update.changes as object).sort().join(',')}|${update.expectedStatus !== undefined}`;
-    groups.set(key, [...(groups.get(key) ?? []), update]);
+    const group = groups.get(key);
+    if (group) group.push(update);
+    else groups.set(key, [update]);
   }
   return [...groups.values()];
 }
