@@ -23,4 +23,4 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s CMD node -e "fetch('h
 # main.js creates the database if needed and runs pending migrations before serving. The old-space
 # limit is `npm start`'s (README, Performance: V8 sizes its heap growth by it; the service's live heap
 # is about 60 MiB): raise it with the container's memory, never above about three quarters of it.
-CMD ["node", "--max-old-space-size=512", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=512", "--max-semi-space-size=8", "dist/src/main.js"]
