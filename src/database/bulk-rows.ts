@@ -58,7 +58,7 @@ function recordset(metadata: EntityMetadata, properties: string[], rows: Array<R
 }
 
 /**
- * Inserts the rows (every row with the same properties) in one statement; with `ignoreConflicts`, a row
+ * Inserts the rows (every row with the same properties, or it throws) in one statement; with `ignoreConflicts`, a row
  * that would break a unique constraint is skipped (ON CONFLICT DO NOTHING). `computed` sets columns the
  * entity does not map to an SQL expression of the code's own over the row's columns (`v."status"`).
  * Answers the `returning` properties of the rows written, or with `'*'` their whole rows as the driver
@@ -73,6 +73,9 @@ export async function insertRows<T extends ObjectLiteral>(
   if (rows.length === 0) return [];
   const metadata = manager.connection.getMetadata(target);
   const properties = Object.keys(rows[0]);
+  // The statement's columns are the first row's: a property another row has and it lacks would be dropped.
+  const odd = rows.find((row) => Object.keys(row).length !== properties.length || properties.some((property) => !(property in row)));
+  if (odd) throw new Error(`insertRows into ${metadata.tableName}: every row must have the same properties (${properties.join(', ')}; one has ${Object.keys(odd).join(', ')})`);
   const { columns, definition, json } = recordset(metadata, properties, rows as Array<Record<string, unknown>>);
   const computed = Object.entries(options.computed ?? {});
   const names = columns.map((column) => quote(column.databaseName));

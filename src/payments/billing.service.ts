@@ -441,6 +441,8 @@ function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, d
     cardLastFour: card ? (current.cardLastFour ?? '') : null,
     cardBrand: card ? (current.cardBrand ?? 'UNKNOWN') : null,
     ...NO_PAYMENT_DOCUMENT,
+    // Every row of a batch's insert has the same columns: only a Pix Automático renewal has a date here.
+    automaticPixDueDate: null,
     ...(document ?? {}),
     shipping: null,
     postbackUrl: current.postbackUrl,

@@ -1,5 +1,5 @@
 import { createSeller, TestSeller } from './setup/factories';
-import { customer } from './setup/sales';
+import { customer, saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
 const DAY = 86_400_000;
@@ -268,6 +268,28 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
     expect(await salesOf(id)).toHaveLength(1);
     expect(await subscription(seller, id)).toMatchObject({ status: 'CANCELLED', successfulBillings: 1, automaticPix: { status: 'CANCELLED' } });
     expect(await recurrence(id)).toEqual({ status: 'CANCELADA', cancelled_by: 'USUARIO_RECEBEDOR' });
+  });
+
+  it('a renewal billed in one batch with a card renewal before it keeps its due date and is sent to the PSP', async () => {
+    const seller = await createSeller(t);
+    // The card subscription first: its renewal is the batch's first row, and the sales of a batch are one
+    // insert. Weekly, it is due (a week after it began) when the monthly renewal is sent, 4 days early.
+    const byCard = await t.http
+      .post('/api/sales')
+      .set(seller.headers)
+      .send({ ...saleBody('CREDIT_CARD', { items: [plan], amount: 3990 }), subscription: { enabled: true, billingCycle: 'WEEKLY' } })
+      .expect(201);
+    const sale = await create(seller, automaticSale('MONTHLY'));
+    await pay(seller, sale.id);
+    const id = sale.subscription.id;
+    const summary = await run(seller, (await nextBilling(seller, id)) - 4 * DAY + HOUR);
+    expect(summary.subscriptions.renewals).toBe(2);
+
+    const [cardRenewal] = (await salesOf(byCard.body.sale.subscription.id)).filter((s) => s.billing_period === 1);
+    const [renewal] = (await salesOf(id)).filter((s) => s.billing_period === 1);
+    expect(cardRenewal).toMatchObject({ status: 'PAGO', automatic_pix_due_date: null });
+    expect(renewal).toMatchObject({ pix_code: null, automatic_pix_due_date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), automatic_pix_sent_at: expect.any(Date) });
+    expect(renewal.id).toBeGreaterThan(cardRenewal.id);
   });
 
   it('a first QR never paid: the subscription never starts and its recurrence is cancelled at the PSP', async () => {
