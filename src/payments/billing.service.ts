@@ -107,14 +107,16 @@ export class BillingService {
     const seen = new Set<number>();
     // Batches in flight at once, sharing BILLING_CONCURRENCY: while one's transactions run, the others'
     // charges wait on the acquirer, so that the service and PostgreSQL both work. Claims never overlap.
+    // The concurrency is shared out whole (8 over three lanes: 3, 3 and 2).
     const lanes = Math.min(BATCHES_IN_FLIGHT, this.billingConcurrency);
-    const concurrency = Math.floor(this.billingConcurrency / lanes);
+    const shareOf = (lane: number) => Math.floor(this.billingConcurrency / lanes) + (lane < this.billingConcurrency % lanes ? 1 : 0);
     // Those billed already and claimed again are still due (a failure, a period written elsewhere): they come
     // first in every claim and, 500 of them, would fill it, leaving whatever falls due after them unbilled. So
     // they are passed over by the next claims. Only these: a list of every id billed would cost each claim
     // a comparison per id and per row, and a run of 100,000 would slow down as it goes.
     const stillDue = new Set<number>();
-    const lane = async () => {
+    const lane = async (_: unknown, index: number) => {
+      const concurrency = shareOf(index);
       for (;;) {
         const claimed = await this.subscriptions.claimDue(now, sellerId, this.dunning.graceDays, this.dunning.pixOverdueDays, BATCH, [...stillDue]);
         if (claimed.length === 0) return;
