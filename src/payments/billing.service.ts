@@ -273,6 +273,8 @@ export class BillingService {
         (saleId) => [chargeItem(locked.get(subscriptionOfSale.get(saleId) as number) as SubscriptionEntity)],
         manager,
         (saleId) => openings.get(saleId)?.history ?? [],
+        // Charged after the commit, `concurrency` at a time: out of the recovery job's reach until then.
+        { heldFromRecovery: true },
       );
       const bySubscription = new Map(written.map((sale) => [sale.subscriptionId as number, sale]));
       const kept = valid.filter(({ subscription }) => bySubscription.has(subscription.id));

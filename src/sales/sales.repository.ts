@@ -382,20 +382,22 @@ export class SalesRepository {
    * Writes the sales (each under the id taken by nextIds) with their items and first status in three
    * multi-row statements; a sale whose (subscription, period, attempt) exists already is skipped, with
    * its items. `historyOf` gives the statuses a sale went through before its own, as insert's `history`.
-   * A card sale written already sent to the acquirer (EM_PROCESSAMENTO) is written held from the
-   * recovery job (its lease taken, as holdFromRecovery would: the caller charges it after its commit).
-   * The sales written, as entities (from the insert's own rows), in id order.
+   * With `heldFromRecovery`, a card sale written already sent to the acquirer (EM_PROCESSAMENTO) is
+   * written held from the recovery job (its lease taken in the insert, as holdFromRecovery would take
+   * it after: for a caller that charges it after its commit). The sales written, as entities (from the
+   * insert's own rows), in id order.
    */
   async insertManyIfAbsent(
     sales: Array<Partial<SaleEntity> & { id: number; status: SaleStatus }>,
     itemsOf: (saleId: number) => Array<Partial<SaleItemEntity>>,
     manager: EntityManager,
     historyOf: (saleId: number) => SaleStatus[] = () => [],
+    options: { heldFromRecovery?: boolean } = {},
   ): Promise<SaleEntity[]> {
     const rows = await insertRows(manager, SaleEntity, sales, {
       ignoreConflicts: true,
       returning: '*',
-      computed: { [RECOVERY_LEASE.column]: `CASE WHEN v."status" = 'EM_PROCESSAMENTO' THEN now() END` },
+      computed: options.heldFromRecovery ? { [RECOVERY_LEASE.column]: `CASE WHEN v."status" = 'EM_PROCESSAMENTO' THEN now() END` } : {},
     });
     const written = new Map(rows.map((row) => [Number(row.id), this.saleRows.hydrate(row)]));
     const kept = sales.filter((sale) => written.has(sale.id));
