@@ -20,7 +20,8 @@ USER node
 EXPOSE 3000
 # Liveness: the process answers. A load balancer takes /health (readiness: PostgreSQL reachable) instead.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# main.js creates the database if needed and runs pending migrations before serving. The old-space
-# limit is `npm start`'s (README, Performance: V8 sizes its heap growth by it; the service's live heap
-# is about 60 MiB): raise it with the container's memory, never above about three quarters of it.
+# main.js creates the database if needed and runs pending migrations before serving. The flags are
+# `npm start`'s (a test keeps them equal). The old-space limit (README, Performance: V8 sizes its heap
+# growth by it; the service's live heap is about 60 MiB): raise it with the container's memory, never
+# above about three quarters of it. The 8 MiB semi-spaces: the same throughput for 13 MiB less RSS.
 CMD ["node", "--max-old-space-size=512", "--max-semi-space-size=8", "dist/src/main.js"]

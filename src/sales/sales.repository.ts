@@ -417,12 +417,6 @@ export class SalesRepository {
     return kept.map((sale) => written.get(sale.id) as SaleEntity).sort((a, b) => a.id - b.id);
   }
 
-  /** The sales with these ids, in id order (one query). */
-  findByIds(ids: number[], manager: EntityManager = this.dataSource.manager): Promise<SaleEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return manager.getRepository(SaleEntity).createQueryBuilder('sale').where('sale.id IN (:...ids)', { ids }).orderBy('sale.id', 'ASC').getMany();
-  }
-
   /**
    * Saves many moves at once, each only if its sale is still in its `expected` status, with one line of
    * status history each: the ids saved (a sale missing from them was moved by someone else first).
