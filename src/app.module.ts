@@ -1,5 +1,5 @@
 import { BullModule } from '@nestjs/bull';
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ThrottlerModule } from '@nestjs/throttler';
@@ -9,7 +9,6 @@ import { AuthModule } from './auth/auth.module';
 import { BalanceModule } from './balance/balance.module';
 import { CashoutModule } from './cashout/cashout.module';
 import { ClientThrottlerGuard } from './common/guards/client-throttler.guard';
-import { checkHeaderSize, checkRequestShape, parseJsonBody } from './common/middleware/request-body';
 import { FailOpenRedisThrottlerStorage } from './common/guards/fail-open-throttler.storage';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
@@ -77,12 +76,4 @@ import { TransactionsModule } from './transactions/transactions.module';
   ],
   providers: [{ provide: APP_GUARD, useClass: ClientThrottlerGuard }],
 })
-export class AppModule implements NestModule {
-  /**
-   * Bodies are parsed and checked as module middleware, after the request logger (a global module's,
-   * mounted first): a refused body still gets its request id and its log line.
-   */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(checkHeaderSize, parseJsonBody, checkRequestShape).forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
-  }
-}
+export class AppModule {}

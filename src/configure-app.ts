@@ -11,7 +11,7 @@ import { PRIVATE_KEY_SCHEME, PUBLIC_KEY_SCHEME } from './common/decorators/api-k
 import { STATUS_BY_CODE } from './common/filters/error-status';
 import { FallbackExceptionFilter, rendererForPath } from './common/filters/fallback-exception.filter';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
-import { HEADER_LIMIT_BYTES, HEADER_PARSER_LIMIT_BYTES } from './common/middleware/request-body';
+import { checkRequest, HEADER_LIMIT_BYTES, HEADER_PARSER_LIMIT_BYTES } from './common/middleware/request-body';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
@@ -116,5 +116,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.get(ApiDocumentStore).set(document);
   const reach = { operator: !config.isProduction && config.adminToken !== null, sandbox: !config.isProduction && config.isSandbox };
   SwaggerModule.setup('docs', app, publicDocument(document, reach), { jsonDocumentUrl: 'docs-json' });
+  // Last of what is mounted here, so first of what the modules mount (the PSP's webhook reads the parsed
+  // body) and before every route: /docs and the dashboard's static files are served before it.
+  app.use(checkRequest);
   return app;
 }
