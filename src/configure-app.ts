@@ -47,7 +47,7 @@ function rawErrorAnswer(error: DomainError, path: string): string {
 export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void {
   const server = app.getHttpServer();
   // Read by Node for each new connection. Requests over HEADER_LIMIT_BYTES and under this are refused by
-  // checkHeaderSize, which knows their path; only larger ones reach 'clientError' below.
+  // checkRequest, which knows their path; only larger ones reach 'clientError' below.
   (server as { maxHeaderSize?: number }).maxHeaderSize = HEADER_PARSER_LIMIT_BYTES;
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
