@@ -4,8 +4,9 @@
  * of a balance answer), served either by a NestJS application on @nestjs/platform-express
  * (`node bench/floor.js nest`) or by node:http (`node bench/floor.js http`). The Nest app has one
  * controller and nothing else (no guard, pipe, interceptor, filter, middleware or logger of ours), with
- * the three switches the service sets at no cost in src/configure-app.ts: no body parser (the service
- * parses JSON itself), no X-Powered-By, no ETag. Measured side by side in the same run as the routes
+ * what the service sets at no cost in src/configure-app.ts: its Express adapter (ExpressPlatformAdapter,
+ * from the build: requests built with Express's prototypes), no body parser (the service parses JSON
+ * itself), no X-Powered-By, no ETag. Measured side by side in the same run as the routes
  * (scenario `floor`), the difference between the two is what Nest and Express alone cost per request on
  * this machine: the part of each route's gap that is the framework's rather than ours.
  *
@@ -18,6 +19,7 @@ async function nest() {
   require('reflect-metadata');
   const { Controller, Get, Module } = require('@nestjs/common');
   const { NestFactory } = require('@nestjs/core');
+  const { ExpressPlatformAdapter } = require('../dist/src/common/http/express-platform.adapter');
 
   class FloorController {
     floor() {
@@ -29,7 +31,7 @@ async function nest() {
   class FloorModule {}
   Module({ controllers: [FloorController] })(FloorModule);
 
-  const app = await NestFactory.create(FloorModule, { bodyParser: false, logger: ['error', 'warn'] });
+  const app = await NestFactory.create(FloorModule, new ExpressPlatformAdapter(), { bodyParser: false, logger: ['error', 'warn'] });
   app.disable('x-powered-by');
   app.set('etag', false);
   app.getHttpServer().keepAliveTimeout = 65_000;

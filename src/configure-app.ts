@@ -6,6 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { ExpressPlatformAdapter } from './common/http/express-platform.adapter';
 import { ADMIN_TOKEN_SCHEME } from './common/decorators/admin-auth.decorator';
 import { PRIVATE_KEY_SCHEME, PUBLIC_KEY_SCHEME } from './common/decorators/api-key-auth.decorator';
 import { STATUS_BY_CODE } from './common/filters/error-status';
@@ -22,7 +23,7 @@ import { MetricsService } from './metrics/metrics.service';
 
 /** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
 export async function createApp(): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, bufferLogs: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressPlatformAdapter(), { bodyParser: false, bufferLogs: true });
   return configureApp(app);
 }
 
