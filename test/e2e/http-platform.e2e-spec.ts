@@ -18,7 +18,7 @@ describe('HTTP server', () => {
   afterAll(() => t.close());
 
   it("builds each request and response with Express's prototypes before Express handles them", async () => {
-    const express = t.app.getHttpAdapter().getInstance<Express>();
+    const express = t.app.getHttpAdapter().getInstance() as Express;
     const server = t.app.getHttpServer();
     const seen: Array<{ request: IncomingMessage; response: ServerResponse; prototypes: [object, object] }> = [];
     const listener = (request: IncomingMessage, response: ServerResponse): void => {
