@@ -14,7 +14,7 @@ const read = (file: string) => readFileSync(join(root, file), 'utf8');
  * V8's heap growth, and so the peak memory the README states, to what was measured (issue 24).
  */
 describe('Production start', () => {
-  it('runs node with the same flags in `npm start` and in the Dockerfile, old-space and semi-space limits among them', () => {
+  it('runs node with the same flags in `npm start` and in the Dockerfile, heap limits and no pretenuring among them', () => {
     const start = JSON.parse(read('package.json')).scripts.start as string;
     const startFlags = /\bnode((?: --\S+)*) dist\/src\/main\.js/.exec(start)?.[1].trim().split(' ');
     const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
@@ -25,6 +25,7 @@ describe('Production start', () => {
     expect(dockerArgs.slice(1, -1)).toEqual(startFlags);
     expect(startFlags).toContainEqual(expect.stringMatching(/^--max-old-space-size=\d+$/));
     expect(startFlags).toContainEqual(expect.stringMatching(/^--max-semi-space-size=\d+$/));
+    expect(startFlags).toContain('--no-allocation-site-pretenuring');
   });
 });
 
