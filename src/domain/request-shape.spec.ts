@@ -23,7 +23,8 @@ describe('request shape limits', () => {
   it('refuses a path segment that decodes to a NUL, and leaves bad percent-encodings to the router', () => {
     expect(pathShapeProblem('/admin/api-keys/%00')).toEqual({ field: 'path', message: expect.stringMatching(/cannot be stored/) });
     expect(pathShapeProblem('/api/transactions/12')).toBeNull();
-    expect(pathShapeProblem('/api/transactions/%E0%A4%A')).toBeNull();
+    expect(pathShapeProblem('/api/transactions/%E0%A4%A')).toEqual({ field: 'path', message: 'holds a malformed percent-encoding' });
+    expect(pathShapeProblem('/health%ZZ')).toEqual({ field: 'path', message: 'holds a malformed percent-encoding' });
     expect(pathShapeProblem('/api/subscriptions/Jo%C3%A3o')).toBeNull();
   });
 });

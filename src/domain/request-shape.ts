@@ -40,7 +40,10 @@ export function requestShapeProblem(value: unknown, limits = REQUEST_LIMITS): Fi
   return null;
 }
 
-/** A path segment that decodes to text PostgreSQL cannot store (`%00`): refused before any route runs. */
+/**
+ * A path segment that is not valid percent-encoding (`%ZZ`, `%E0%A4%A`) or that decodes to text
+ * PostgreSQL cannot store (`%00`): refused before any route runs, whatever route it was meant for.
+ */
 export function pathShapeProblem(path: string): FieldError | null {
   for (const segment of path.split('/')) {
     if (!segment.includes('%')) continue;
@@ -48,7 +51,7 @@ export function pathShapeProblem(path: string): FieldError | null {
     try {
       decoded = decodeURIComponent(segment);
     } catch {
-      continue; // a bad percent-encoding: the router answers it
+      return { field: 'path', message: 'holds a malformed percent-encoding' };
     }
     if (UNSTORABLE.test(decoded)) return { field: 'path', message: 'holds characters that cannot be stored (NUL or an unpaired surrogate)' };
   }

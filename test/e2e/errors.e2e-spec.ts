@@ -56,6 +56,13 @@ describe('Error shapes by endpoint family (spec §7)', () => {
     expect(response.status).toBeLessThan(500);
   });
 
+  it('answers 400 in the family shape to a bad percent-encoding anywhere in a path, a route parameter or not', async () => {
+    for (const path of ['/api/transactions/%E0%A4%A', '/api/public/balance%ZZ', '/api/sales/1/%F0%9F', '/health%ZZ']) {
+      const response = await t.http.get(path);
+      expect([path, response.status, response.body]).toEqual([path, 400, expect.objectContaining({ error: 'VALIDATION_ERROR', details: { field: 'path', message: 'holds a malformed percent-encoding' } })]);
+    }
+  });
+
   it('echoes a sane X-Request-Id, and makes one up otherwise', async () => {
     const given = await t.http.get('/health').set('X-Request-Id', 'req-123_abc').expect(200);
     expect(given.headers['x-request-id']).toBe('req-123_abc');
