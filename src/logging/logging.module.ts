@@ -192,9 +192,9 @@ function createRequestLogging(config: AppConfig): RequestLogging {
   const mask = logMask([config.adminToken, ...[current, ...previous].map((key) => key.toString('hex'))]);
   // Written asynchronously and gathered: lines go out together once LOG_BUFFER_BYTES are pending, and at
   // least every LOG_FLUSH_MS, and when the application shuts down (below: Nest ends a SIGTERM by killing the
-  // process with the signal again, which skips pino's own write at exit). A write per request line
-  // (synchronous at first, then one thread-pool write each) was, after the query and the response, the
-  // largest cost of a read: about 20 us of a balance read's 110 (issue 24, measured by turning it off).
+  // process with the signal again, which skips pino's own write at exit). The request line cost about
+  // 20 us of a balance read's 110 (issue 24, measured by turning it off), and its own write, a thread-pool
+  // write per line, was about half of that.
   const target = config.logFile ? { dest: config.logFile, append: true, mkdir: true } : { dest: 1 };
   const destination = pino.destination({ ...target, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
   const root = pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) } }, destination);
