@@ -45,6 +45,7 @@ export class AppConfig {
     receiverKey: string;
     webhookUrl: string;
     reconcileSeconds: number;
+    returnsSweepSeconds: number;
     timeoutMs: number;
     /** Pix Automático's receiving account (/cobr's recebedor); null: Pix Automático is off under api-pix. */
     receiverAccount: { conta: string; tipoConta: 'CORRENTE' | 'POUPANCA' | 'PAGAMENTO'; agencia?: string } | null;
@@ -61,6 +62,7 @@ export class AppConfig {
       receiverKey: env.API_PIX_RECEIVER_KEY ?? '',
       webhookUrl: env.API_PIX_WEBHOOK_URL ?? '',
       reconcileSeconds: env.API_PIX_RECONCILE_SECONDS,
+      returnsSweepSeconds: env.API_PIX_RETURNS_SWEEP_SECONDS,
       timeoutMs: env.API_PIX_TIMEOUT_MS,
       receiverAccount: env.API_PIX_RECEIVER_ACCOUNT
         ? { conta: env.API_PIX_RECEIVER_ACCOUNT, tipoConta: env.API_PIX_RECEIVER_ACCOUNT_TYPE ?? 'CORRENTE', ...(env.API_PIX_RECEIVER_BRANCH ? { agencia: env.API_PIX_RECEIVER_BRANCH } : {}) }

@@ -123,6 +123,16 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'API_PIX_RECONCILE_SECONDS must be a whole number of seconds, 1 to 86400' })
   API_PIX_RECONCILE_SECONDS = 60;
 
+  /**
+   * How often reconciliation also lists, over the last 120 days, the Pix that carry a return, so that a
+   * return the PSP made on its own (a MED's, days after its Pix) is booked even when its notification is lost.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'API_PIX_RETURNS_SWEEP_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Min(1, { message: 'API_PIX_RETURNS_SWEEP_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Max(86_400, { message: 'API_PIX_RETURNS_SWEEP_SECONDS must be a whole number of seconds, 1 to 86400' })
+  API_PIX_RETURNS_SWEEP_SECONDS = 900;
+
   /** Longest wait for one answer of the PSP before the call is retried. */
   @Transform(toInteger)
   @IsInt({ message: 'API_PIX_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })

@@ -70,3 +70,17 @@ export function pixReturnDueEffect(amountCents: Cents): LedgerEffect {
 export function pixReturnedEffect(amountCents: Cents): LedgerEffect {
   return { kind: 'PIX_RETURNED', movements: [movement('PAYER_RETURNS_DUE', cents(-amountCents)), movement('PSP_HOLDINGS', amountCents)] };
 }
+
+/**
+ * A return the PSP made on its own (a devolução the gateway did not ask for: a MED's, natureza
+ * MED_OPERACIONAL or MED_FRAUDE) of part of a paid Pix: booked like a lost dispute for that part
+ * (platform.md §4): the seller loses its share of the net it was credited, the platform bears its share
+ * of the fee, and the money has left what the PSP holds. `split` is refundSplit's for that part.
+ */
+export function pspReturnEffect(split: RefundSplit): LedgerEffect {
+  const amount = split.sellerDebitCents + split.platformCostCents;
+  return {
+    kind: 'PSP_RETURN',
+    movements: [available(cents(-split.sellerDebitCents)), movement('REVERSAL_COST', cents(-split.platformCostCents)), movement('PSP_HOLDINGS', cents(amount))],
+  };
+}

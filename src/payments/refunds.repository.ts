@@ -4,6 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Cents, cents } from '../domain/money';
 
 export type RefundStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
+/** Who asked for it: the seller (POST /api/sales/{id}/refunds), or the PSP on its own (a MED's return). */
+export type RefundInitiator = 'SELLER' | 'PSP';
 
 export interface RefundRow {
   id: number;
@@ -17,6 +19,10 @@ export interface RefundRow {
   providerRefundId: string;
   returnId: string | null;
   failureReason: string | null;
+  initiatedBy: RefundInitiator;
+  /** A PSP's return: its id at the PSP and its natureza (MED_OPERACIONAL, MED_FRAUDE, …); null for a seller's refund. */
+  pspReturnId: string | null;
+  nature: string | null;
   requestedAt: Date | null;
   completedAt: Date | null;
   createdAt: Date;
@@ -25,7 +31,7 @@ export interface RefundRow {
 
 const COLUMNS = `id::int AS id, sale_id AS "saleId", seller_id AS "sellerId", amount_cents AS "amountCents", seller_debit_cents AS "sellerDebitCents",
   platform_cost_cents AS "platformCostCents", status, provider, provider_refund_id AS "providerRefundId", return_id AS "returnId",
-  failure_reason AS "failureReason", requested_at AS "requestedAt", completed_at AS "completedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  failure_reason AS "failureReason", initiated_by AS "initiatedBy", psp_return_id AS "pspReturnId", nature, requested_at AS "requestedAt", completed_at AS "completedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 function hydrate(row: Record<string, unknown>): RefundRow {
   return {
@@ -41,7 +47,10 @@ function hydrate(row: Record<string, unknown>): RefundRow {
 export class RefundsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async insert(refund: Omit<RefundRow, 'id' | 'status' | 'providerRefundId' | 'returnId' | 'failureReason' | 'requestedAt' | 'completedAt' | 'createdAt' | 'updatedAt'>, manager: EntityManager): Promise<RefundRow> {
+  async insert(
+    refund: Omit<RefundRow, 'id' | 'status' | 'providerRefundId' | 'returnId' | 'failureReason' | 'initiatedBy' | 'pspReturnId' | 'nature' | 'requestedAt' | 'completedAt' | 'createdAt' | 'updatedAt'>,
+    manager: EntityManager,
+  ): Promise<RefundRow> {
     // The provider's id for it (DevolucaoId: letters and digits) comes from its own id, known once inserted.
     const [row] = await manager.query(
       `WITH next AS (SELECT nextval('sale_refunds_id_seq') AS id)
@@ -51,6 +60,38 @@ export class RefundsRepository {
       [refund.saleId, refund.sellerId, refund.amountCents, refund.sellerDebitCents, refund.platformCostCents, refund.provider],
     );
     return hydrate(row);
+  }
+
+  /**
+   * A return the PSP made on its own, written COMPLETED once per Pix and PSP id (null when it was written
+   * already): its own id GWPR + its row id, the PSP's in psp_return_id.
+   */
+  async insertPspReturn(
+    refund: Pick<RefundRow, 'saleId' | 'sellerId' | 'amountCents' | 'sellerDebitCents' | 'platformCostCents' | 'provider' | 'returnId' | 'pspReturnId' | 'nature'>,
+    manager: EntityManager,
+  ): Promise<RefundRow | null> {
+    const [row] = await manager.query(
+      `WITH next AS (SELECT nextval('sale_refunds_id_seq') AS id)
+       INSERT INTO sale_refunds (id, sale_id, seller_id, amount_cents, seller_debit_cents, platform_cost_cents, status, provider, provider_refund_id,
+                                 return_id, initiated_by, psp_return_id, nature, requested_at, completed_at)
+       SELECT next.id, $1, $2, $3, $4, $5, 'COMPLETED', $6, 'GWPR' || lpad(next.id::text, 20, '0'), $7, 'PSP', $8, $9, now(), now() FROM next
+       ON CONFLICT (sale_id, psp_return_id) WHERE psp_return_id IS NOT NULL DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [refund.saleId, refund.sellerId, refund.amountCents, refund.sellerDebitCents, refund.platformCostCents, refund.provider, refund.returnId, refund.pspReturnId, refund.nature],
+    );
+    return row ? hydrate(row) : null;
+  }
+
+  /** The returns PSPs made on their own, written in [from, to), with the Pix each returned part of. */
+  async pspReturnsBetween(from: Date, to: Date): Promise<Array<RefundRow & { endToEndId: string | null }>> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${COLUMNS}, sale_end_to_end_id AS "endToEndId"
+         FROM (SELECT r.*, s.pix_end_to_end_id AS sale_end_to_end_id FROM sale_refunds r JOIN sales s ON s.id = r.sale_id
+                WHERE r.initiated_by = 'PSP' AND r.created_at >= $1 AND r.created_at < $2) AS returned
+        ORDER BY id`,
+      [from, to],
+    );
+    return rows.map((row) => ({ ...hydrate(row), endToEndId: (row.endToEndId as string | null) ?? null }));
   }
 
   async listOfSale(saleId: number, manager?: EntityManager): Promise<RefundRow[]> {

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { addDays } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
 import { Cents, cents } from '../domain/money';
-import { refundFailedEffect, refundRequestedEffect, refundSettledEffect, refundSplit } from '../domain/refund-ledger';
+import { pspReturnEffect, refundFailedEffect, refundRequestedEffect, refundSettledEffect, refundSplit } from '../domain/refund-ledger';
 import { receivableOf } from '../domain/sale-ledger';
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
@@ -37,6 +37,8 @@ export function toRefundResponse(refund: RefundRow): RefundResponse {
     amount: refund.amountCents,
     status: refund.status,
     failureReason: refund.failureReason,
+    initiatedBy: refund.initiatedBy,
+    nature: refund.nature,
     createdAt: refund.createdAt.toISOString(),
     completedAt: refund.completedAt?.toISOString() ?? null,
   };
@@ -172,6 +174,49 @@ export class RefundsService {
         await this.pipeline.commit(manager, { sales: [{ sale, event: 'REFUNDED' }] }, now);
       }
     });
+  }
+
+  /**
+   * A return the PSP made on its own of part of sale `saleId`'s Pix (a MED's devolução, or any the gateway
+   * did not ask for), once it is DEVOLVIDO: written once per PSP id as a COMPLETED refund initiated by the
+   * PSP, in one transaction under the sale's lock with its posting (pspReturnEffect: like a lost dispute
+   * for that part), what is left to refund lowered, the sale ESTORNADO once returns cover it, and the
+   * postbacks. Null when it was booked already.
+   */
+  async applyPspReturn(saleId: number, returned: PixReturn, now = new Date()): Promise<RefundRow | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
+      if (!sale) return null;
+      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, returned.amountCents);
+      const refund = await this.refunds.insertPspReturn(
+        {
+          saleId,
+          sellerId: sale.sellerId,
+          amountCents: returned.amountCents,
+          ...split,
+          provider: sale.pixProvider ?? this.pix.name,
+          returnId: returned.returnId,
+          pspReturnId: returned.id,
+          nature: returned.nature,
+        },
+        manager,
+      );
+      if (!refund) return null;
+      await this.refunds.addRefunded(saleId, returned.amountCents, manager);
+      await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.pixProvider ?? this.pix.name }]);
+      await this.announce(manager, sale, refund, null, now);
+      if (sale.status === 'PAGO' && (await this.refunds.completedCents(saleId, manager)) >= sale.amountCents) {
+        // What the reversal moves is what the returns left (nothing): the sale as it is after this one.
+        const returnedSale = Object.assign(sale, { refundedCents: cents(sale.refundedCents + returned.amountCents) });
+        await this.pipeline.commit(manager, { sales: [{ sale: returnedSale, event: 'REFUNDED' }] }, now);
+      }
+      return refund;
+    });
+  }
+
+  /** The returns PSPs made on their own, booked in [from, to) (the reconciliation report). */
+  pspReturnsBetween(from: Date, to: Date): Promise<Array<RefundRow & { endToEndId: string | null }>> {
+    return this.refunds.pspReturnsBetween(from, to);
   }
 
   /** PENDING refunds left alone for a while: sent again when their request never got through, asked about otherwise. */

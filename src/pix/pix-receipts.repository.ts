@@ -45,6 +45,11 @@ export class PixReceiptsRepository {
     return row ? hydrate(row) : null;
   }
 
+  async findByEndToEndId(endToEndId: string): Promise<ReceiptRow | null> {
+    const [row] = await this.dataSource.query(`SELECT ${COLUMNS} FROM pix_receipts WHERE end_to_end_id = $1`, [endToEndId]);
+    return row ? hydrate(row) : null;
+  }
+
   /** The receipt of a Pix, written once; a return id (GWRT + its id) when it is to go back to its payer. */
   async insert(receipt: Pick<ReceiptRow, 'endToEndId' | 'txid' | 'amountCents' | 'paidAt' | 'saleId' | 'sellerId' | 'outcome' | 'seenBy'>, manager: EntityManager): Promise<ReceiptRow> {
     const [row] = await manager.query(
@@ -99,11 +104,18 @@ export class PixReceiptsRepository {
     return rows.map(hydrate);
   }
 
-  /** PIX sales paid through the PSP in [from, to): what the gateway booked, to compare with what the PSP received. */
-  async paidSales(from: Date, to: Date): Promise<Array<{ saleId: number; endToEndId: string; amountCents: Cents }>> {
-    const rows: Array<{ id: number; pix_end_to_end_id: string; amount_cents: string }> = await this.dataSource.query(
-      `SELECT id, pix_end_to_end_id, amount_cents FROM sales WHERE pix_provider = 'api-pix' AND pix_end_to_end_id IS NOT NULL AND completed_at >= $1 AND completed_at < $2`,
-      [from, to],
+  /**
+   * The sales the gateway holds as paid through the PSP (PAGO, or paid then reversed or disputed) whose
+   * payment it booked in [from, to), whatever their columns say: each must have its Pix at the PSP. A Pix
+   * Automático charge sent to the PSP counts when `withRecurring` (its PSP is the configured one).
+   */
+  async salesHeldAsPaid(from: Date, to: Date, withRecurring: boolean): Promise<Array<{ saleId: number; endToEndId: string | null; amountCents: Cents }>> {
+    const rows: Array<{ id: number; pix_end_to_end_id: string | null; amount_cents: string }> = await this.dataSource.query(
+      `SELECT id, pix_end_to_end_id, amount_cents FROM sales
+        WHERE (pix_provider = 'api-pix' OR ($3 AND pix_provider IS NULL AND payment_method = 'PIX' AND automatic_pix_sent_at IS NOT NULL))
+          AND status IN ('PAGO', 'ESTORNADO', 'MED', 'CHARGEBACK') AND completed_at >= $1 AND completed_at < $2
+        ORDER BY id`,
+      [from, to, withRecurring],
     );
     return rows.map((row) => ({ saleId: row.id, endToEndId: row.pix_end_to_end_id, amountCents: cents(Number(row.amount_cents)) }));
   }

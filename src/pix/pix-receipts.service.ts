@@ -35,6 +35,8 @@ const RETURN_REASONS: Record<Exclude<ReceiptOutcome, 'APPLIED'>, string> = {
 @Injectable()
 export class PixReceiptsService {
   private readonly logger = new Logger(PixReceiptsService.name);
+  /** PSP returns of Pix that paid no sale, already reported by this instance (each pass of reconciliation sees them again). */
+  private readonly unbookedReported = new Set<string>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -104,14 +106,21 @@ export class PixReceiptsService {
       if (receipt.seenBy === seenBy) this.metrics.countPixDifference(receipt.outcome);
       await this.requestReturn(receipt);
     }
-    for (const returned of pix.returns) await this.applyReturn(returned);
+    for (const returned of pix.returns) await this.applyReturn(returned, pix.endToEndId);
     return receipt;
   }
 
-  /** What the PSP says of a return: a seller's refund (GWRF…) or the return of a Pix that belonged to no sale (GWRT…). */
-  async applyReturn(returned: PixReturn): Promise<void> {
+  /**
+   * What the PSP says of a return of Pix `endToEndId`: a seller's refund (GWRF…), the return of a Pix that
+   * belonged to no sale (GWRT…), or any other id: a return the PSP made on its own (a MED's).
+   */
+  async applyReturn(returned: PixReturn, endToEndId: string): Promise<void> {
     if (returned.id.startsWith('GWRF')) {
       await this.refunds.applyReturnById(returned);
+      return;
+    }
+    if (!returned.id.startsWith('GWRT')) {
+      await this.applyPspReturn(returned, endToEndId);
       return;
     }
     if (returned.status === 'EM_PROCESSAMENTO') return;
@@ -128,6 +137,37 @@ export class PixReceiptsService {
     });
   }
 
+  /**
+   * A return the gateway did not ask for (natureza MED_OPERACIONAL or MED_FRAUDE, or any id not ours): once
+   * the PSP has made it, booked against the sale its Pix paid, like a lost dispute for the part returned
+   * (RefundsService.applyPspReturn), counted and logged. A return of a Pix that paid no sale cannot be
+   * booked against one: it is counted and logged for the operator, never dropped silently.
+   */
+  private async applyPspReturn(returned: PixReturn, endToEndId: string): Promise<void> {
+    if (returned.status !== 'DEVOLVIDO') return;
+    const receipt = await this.receipts.findByEndToEndId(endToEndId);
+    if (!receipt || receipt.outcome !== 'APPLIED' || receipt.saleId === null) {
+      const key = `${endToEndId}/${returned.id}`;
+      if (!this.unbookedReported.has(key)) {
+        if (this.unbookedReported.size >= 10_000) this.unbookedReported.clear();
+        this.unbookedReported.add(key);
+        this.metrics.countPixDifference('PSP_RETURN_UNBOOKED');
+        this.logger.error(
+          { endToEndId, pspReturnId: returned.id, nature: returned.nature, amountCents: returned.amountCents },
+          'The PSP returned part of a Pix that paid no sale here; the operator must settle it',
+        );
+      }
+      return;
+    }
+    const booked = await this.refunds.applyPspReturn(receipt.saleId, returned);
+    if (!booked) return;
+    this.metrics.countPixDifference('PSP_RETURN');
+    this.logger.warn(
+      { endToEndId, saleId: receipt.saleId, pspReturnId: returned.id, nature: returned.nature, amountCents: returned.amountCents },
+      'The PSP returned part of a paid Pix on its own (a MED); booked against its sale',
+    );
+  }
+
   /** Returns asked for but not settled: asked again (never sent) or asked about. How many were looked at. */
   async settlePendingReturns(): Promise<number> {
     const pending = await this.receipts.pendingReturns(RETURNS_BATCH);
@@ -136,7 +176,7 @@ export class PixReceiptsService {
         if (receipt.returnRequestedAt === null) await this.requestReturn(receipt);
         else {
           const answer = await this.provider.findReturn(receipt.endToEndId, receipt.returnId as string);
-          if (answer) await this.applyReturn(answer);
+          if (answer) await this.applyReturn(answer, receipt.endToEndId);
         }
       } catch (error) {
         this.logger.warn({ err: error, endToEndId: receipt.endToEndId }, 'Could not settle the return of a Pix; retrying later');
@@ -149,7 +189,7 @@ export class PixReceiptsService {
     try {
       const answer = await this.provider.requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
       if (answer.status === 'EM_PROCESSAMENTO') await this.receipts.setReturn(receipt.id, 'PENDING', null);
-      else await this.applyReturn(answer);
+      else await this.applyReturn(answer, receipt.endToEndId);
     } catch (error) {
       if (error instanceof PixRequestRefusedError) {
         await this.dataSource.transaction((manager) => this.receipts.setReturn(receipt.id, 'NAO_REALIZADO', error.message, manager));

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RefundsService } from '../payments/refunds.service';
-import { PIX_PROVIDER, PixProvider } from '../providers/pix-provider.port';
+import { PIX_PROVIDER, PixProvider, ReceivedPix } from '../providers/pix-provider.port';
 import { ReconciliationDifference, ReconciliationReport } from './dto/reconciliation.dto';
 import { PixReceiptsRepository } from './pix-receipts.repository';
 import { PixReceiptsService } from './pix-receipts.service';
@@ -11,10 +11,14 @@ const OVERLAP_MS = 10 * 60 * 1000;
 /** Where the first pass starts when nothing was compared yet. */
 const FIRST_LOOK_BACK_MS = 24 * 3600 * 1000;
 const CLOSE_BATCH = 100;
+/** How far back the sweep for returns looks: a MED's return can come weeks after its Pix (a refund window is 90 days). */
+const RETURNS_LOOK_BACK_MS = 120 * 86_400_000;
 
 export interface ReconciliationPass {
   received: number;
   applied: number;
+  /** Pix carrying a return looked at by the sweep for returns (0 on the passes it does not run). */
+  withReturnsSwept: number;
   returnsChecked: number;
   refundsChecked: number;
   chargesClosed: number;
@@ -30,6 +34,8 @@ export interface ReconciliationPass {
 @Injectable()
 export class PixReconciliationService {
   private readonly logger = new Logger(PixReconciliationService.name);
+  /** When this instance last swept the Pix that carry a return. */
+  private lastReturnsSweep = 0;
 
   constructor(
     private readonly receipts: PixReceiptsRepository,
@@ -54,7 +60,7 @@ export class PixReconciliationService {
       let applied = 0;
       for (const pix of received) {
         if (known.has(pix.endToEndId)) {
-          for (const returned of pix.returns) await this.pix.applyReturn(returned);
+          for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
           continue;
         }
         if (notified.has(pix.endToEndId)) continue;
@@ -63,13 +69,31 @@ export class PixReconciliationService {
       }
       if (applied > 0) this.logger.warn({ applied }, 'Reconciliation applied Pix whose notification never came');
       reached = now;
+      const withReturnsSwept = await this.sweepReturns(now);
       const returnsChecked = await this.pix.settlePendingReturns();
       const refundsChecked = await this.refunds.retryPending();
       const chargesClosed = await this.closeCharges();
-      return { received: received.length, applied, returnsChecked, refundsChecked, chargesClosed };
+      return { received: received.length, applied, withReturnsSwept, returnsChecked, refundsChecked, chargesClosed };
     } finally {
       await this.receipts.releaseReconciliation(reached);
     }
+  }
+
+  /**
+   * Every API_PIX_RETURNS_SWEEP_SECONDS: the Pix of the last 120 days that carry a return (GET /pix with
+   * devolucaoPresente), each return applied (a seller's refund settled, a return the PSP made on its own
+   * booked). Returns come long after their Pix, outside the window of the pass.
+   */
+  private async sweepReturns(now: Date): Promise<number> {
+    if (now.getTime() - this.lastReturnsSweep < this.config.apiPix.returnsSweepSeconds * 1000) return 0;
+    const withReturns = await this.provider.listReceived(new Date(now.getTime() - RETURNS_LOOK_BACK_MS), now, { withReturnsOnly: true });
+    const known = await this.receipts.known(withReturns.map((pix) => pix.endToEndId));
+    for (const pix of withReturns) {
+      if (known.has(pix.endToEndId)) for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
+      else await this.pix.apply(pix, 'RECONCILIATION');
+    }
+    this.lastReturnsSweep = now.getTime();
+    return withReturns.length;
   }
 
   /** Removes at the PSP the charges of sales cancelled or expired here (a Pix that still comes is returned). */
@@ -91,13 +115,25 @@ export class PixReconciliationService {
   /**
    * Every difference between what the PSP received in [from, to) and what the gateway booked: Pix the
    * gateway returned (no sale, late, another amount, paid twice) with their return's state, Pix the PSP
-   * has that the gateway has not applied yet, and sales the gateway holds as paid by a Pix the PSP does
-   * not list.
+   * has that the gateway has not applied yet, sales the gateway holds as paid (PAGO, reversed, disputed)
+   * whose Pix the PSP does not have (none named, unknown to the PSP, another amount), and the returns the
+   * PSP made on its own, booked against their sales.
    */
   async report(from: Date, to: Date): Promise<ReconciliationReport> {
-    const [received, receipts, paid] = await Promise.all([this.provider.listReceived(from, to), this.receipts.inPeriod(from, to), this.receipts.paidSales(from, to)]);
+    const withRecurring = this.config.pixProvider === 'api-pix';
+    const [received, receipts, paid, pspReturns] = await Promise.all([
+      this.provider.listReceived(from, to),
+      this.receipts.inPeriod(from, to),
+      this.receipts.salesHeldAsPaid(from, to, withRecurring),
+      this.refunds.pspReturnsBetween(from, to),
+    ]);
     const booked = new Set(receipts.map((receipt) => receipt.endToEndId));
     const atPsp = new Map(received.map((pix) => [pix.endToEndId, pix]));
+    const notAtPsp: ReconciliationDifference[] = [];
+    for (const sale of paid) {
+      const detail = await this.missingAtPsp(sale, atPsp);
+      if (detail) notAtPsp.push({ kind: 'NOT_AT_PSP', endToEndId: sale.endToEndId, txid: null, saleId: sale.saleId, amount: sale.amountCents, returnStatus: null, detail });
+    }
     const differences: ReconciliationDifference[] = [
       ...receipts
         .filter((receipt) => receipt.outcome !== 'APPLIED')
@@ -113,9 +149,16 @@ export class PixReconciliationService {
       ...received
         .filter((pix) => !booked.has(pix.endToEndId))
         .map((pix) => ({ kind: 'NOT_BOOKED' as const, endToEndId: pix.endToEndId, txid: pix.txid, saleId: null, amount: pix.amountCents, returnStatus: null, detail: 'Received at the PSP, not yet applied' })),
-      ...paid
-        .filter((sale) => !atPsp.has(sale.endToEndId))
-        .map((sale) => ({ kind: 'NOT_AT_PSP' as const, endToEndId: sale.endToEndId, txid: null, saleId: sale.saleId, amount: sale.amountCents, returnStatus: null, detail: 'Paid in the gateway, not listed by the PSP' })),
+      ...notAtPsp,
+      ...pspReturns.map((returned) => ({
+        kind: 'PSP_RETURN' as const,
+        endToEndId: returned.endToEndId,
+        txid: null,
+        saleId: returned.saleId,
+        amount: returned.amountCents,
+        returnStatus: 'DEVOLVIDO' as const,
+        detail: `Returned by the PSP on its own (${returned.nature ?? 'no natureza'}, id ${returned.pspReturnId}); booked against the sale`,
+      })),
     ];
     return {
       from: from.toISOString(),
@@ -125,5 +168,17 @@ export class PixReconciliationService {
       bookedInGateway: { count: receipts.length, amount: receipts.reduce((sum, receipt) => sum + receipt.amountCents, 0) },
       differences,
     };
+  }
+
+  /**
+   * Why a sale held as paid is not backed by a Pix at the PSP, or null when it is: its Pix, listed in the
+   * period or (paid just before it) asked for by its end-to-end id, of the sale's amount.
+   */
+  private async missingAtPsp(sale: { endToEndId: string | null; amountCents: number }, listed: Map<string, ReceivedPix>): Promise<string | null> {
+    if (sale.endToEndId === null) return 'Held as paid here with no Pix named: the PSP has no Pix for it';
+    const pix = listed.get(sale.endToEndId) ?? (await this.provider.findPix(sale.endToEndId));
+    if (!pix) return 'Held as paid here; the PSP does not have its Pix';
+    if (pix.amountCents !== sale.amountCents) return `Held as paid here for ${sale.amountCents} cents; the PSP's Pix is of ${pix.amountCents}`;
+    return null;
   }
 }

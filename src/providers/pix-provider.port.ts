@@ -40,6 +40,8 @@ export interface PixReturn {
   amountCents: Cents;
   status: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
   reason: string | null;
+  /** Why it was made (the API Pix's natureza): ORIGINAL for a receiver's own request, MED_OPERACIONAL or MED_FRAUDE for a MED's. */
+  nature: string;
 }
 
 /** A Pix received, as the PSP reports it. */
@@ -70,8 +72,8 @@ export interface PixProvider {
   removeCharge(txid: string): Promise<void>;
   /** The Pix with this end-to-end id, or null when the PSP has none (a forged notification). */
   findPix(endToEndId: string): Promise<ReceivedPix | null>;
-  /** Every Pix received in [from, to], all pages. */
-  listReceived(from: Date, to: Date): Promise<ReceivedPix[]>;
+  /** Every Pix received in [from, to], all pages; with `withReturnsOnly`, only those that carry a return. */
+  listReceived(from: Date, to: Date, options?: { withReturnsOnly?: boolean }): Promise<ReceivedPix[]>;
   /** Asks the PSP to return `amountCents` of a Pix to its payer; idempotent by `refundId`. */
   requestReturn(endToEndId: string, refundId: string, amountCents: Cents, description: string): Promise<PixReturn>;
   /** The return as the PSP has it now, or null when it has none by that id. */

@@ -10,6 +10,7 @@ import { AUTOMATIC_PIX_PROVIDER } from './automatic-pix.port';
 import { PIX_PROVIDER } from './pix-provider.port';
 import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
+import { SandboxPaymentsRecord } from './sandbox/sandbox-payments.record';
 import { SandboxPayoutProvider } from './sandbox/sandbox-payout.provider';
 import { SandboxPixProvider } from './sandbox/sandbox-pix.provider';
 
@@ -39,6 +40,7 @@ function apiPixClient(config: AppConfig): ApiPixClient {
     SandboxPayoutProvider,
     SandboxPixProvider,
     SandboxAutomaticPixProvider,
+    SandboxPaymentsRecord,
     {
       provide: ApiPixClient,
       inject: [AppConfig],
@@ -70,6 +72,6 @@ function apiPixClient(config: AppConfig): ApiPixClient {
       },
     },
   ],
-  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider],
+  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider, SandboxPaymentsRecord],
 })
 export class ProvidersModule {}

@@ -17,6 +17,7 @@ import { SalesService } from '../sales/sales.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
 import { AutomaticPixAttemptDto, AutomaticPixAuthorizationEventDto, WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 import { SandboxPayerService } from './sandbox-payer.service';
+import { SandboxRecordsService } from './sandbox-records.service';
 
 /** The sandbox provider's events and the scheduler, for integration tests (platform.md §3). */
 @ApiTags('Sandbox')
@@ -32,18 +33,23 @@ export class SandboxController {
     private readonly automaticPix: AutomaticPixService,
     private readonly payer: SandboxPayerService,
     private readonly transactions: SalesService,
+    private readonly records: SandboxRecordsService,
   ) {}
 
   @Post('sales/:id/events')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Simulate a provider event on a sale: payment, expiry, refund, chargeback, MED…' })
+  @ApiOperation({
+    summary: 'Simulate a provider event on a sale: payment, expiry, refund, chargeback, MED…',
+    description: 'Only on a sale the sandbox holds: a PIX sale whose charge a real PSP issued (PIX_PROVIDER=api-pix) answers 422 NOT_SUPPORTED and does not move.',
+  })
   @ApiOkResponse({ type: TransactionResponse, description: 'The transaction after the move' })
-  @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
+  @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION', 'NOT_SUPPORTED'])
   async saleEvent(
     @CurrentSeller() seller: AuthenticatedSeller,
     @Param('id', IdParamPipe) id: number,
     @Body() body: SaleEventDto,
   ): Promise<TransactionResponse> {
+    await this.records.admitEvent(seller.id, id, body.event);
     const transaction = await this.sales.applyEvent(seller.id, id, body.event);
     if (body.event !== 'PAYMENT_CONFIRMED') return transaction;
     // A journey-3 QR pays the first charge and authorizes the Pix Automático recurrence together.

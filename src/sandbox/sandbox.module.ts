@@ -6,10 +6,11 @@ import { SalesModule } from '../sales/sales.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { SandboxController } from './sandbox.controller';
 import { SandboxPayerService } from './sandbox-payer.service';
+import { SandboxRecordsService } from './sandbox-records.service';
 
 @Module({
   imports: [PaymentsModule, CashoutModule, ProvidersModule, SalesModule, SubscriptionsModule],
   controllers: [SandboxController],
-  providers: [SandboxPayerService],
+  providers: [SandboxPayerService, SandboxRecordsService],
 })
 export class SandboxModule {}

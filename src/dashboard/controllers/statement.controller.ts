@@ -25,6 +25,7 @@ const KIND_LABELS: Record<LedgerEntryKind, string> = {
   REFUND_FAILED: 'Estorno não realizado (valor devolvido)',
   PIX_RETURN_DUE: 'Pix a devolver',
   PIX_RETURNED: 'Pix devolvido',
+  PSP_RETURN: 'Devolução feita pelo PSP (MED)',
   WITHDRAWAL_REQUESTED: 'Saque solicitado',
   WITHDRAWAL_SENT: 'Saque enviado',
   WITHDRAWAL_COMPLETED: 'Saque concluído',

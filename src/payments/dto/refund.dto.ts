@@ -17,6 +17,14 @@ export class RefundResponse {
   @ApiProperty({ example: 'PENDING', enum: ['PENDING', 'COMPLETED', 'FAILED'], description: 'PENDING until the provider confirms (a PIX return can take minutes); FAILED gives the money back to the balance' })
   status: 'PENDING' | 'COMPLETED' | 'FAILED';
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Why the provider did not make it' }) failureReason: string | null;
+  @ApiProperty({
+    example: 'SELLER',
+    enum: ['SELLER', 'PSP'],
+    description: 'SELLER: asked through this API. PSP: a return the PSP made on its own (a MED), booked as soon as the PSP reports it: the seller loses what was credited for that part, fees are not returned',
+  })
+  initiatedBy: 'SELLER' | 'PSP';
+  @ApiProperty({ example: null, nullable: true, type: String, description: "A PSP's return: its natureza at the PSP (MED_OPERACIONAL, MED_FRAUDE, …); null for the seller's refunds" })
+  nature: string | null;
   @ApiProperty({ example: '2026-11-25T13:00:05.123Z' }) createdAt: string;
   @ApiProperty({ example: null, nullable: true, type: String }) completedAt: string | null;
 }

@@ -14,13 +14,14 @@ export class ReconciliationQueryDto {
 export class ReconciliationDifference {
   @ApiProperty({
     example: 'LATE',
-    enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP'],
+    enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP', 'PSP_RETURN'],
     description:
       'UNMATCHED: a Pix for no sale; LATE: for a sale already cancelled or expired; AMOUNT_MISMATCH: another amount than charged; DUPLICATE: a sale already paid (all four are returned to the payer); ' +
-      'NOT_BOOKED: at the PSP, not yet applied here; NOT_AT_PSP: paid here, not listed by the PSP',
+      'NOT_BOOKED: at the PSP, not yet applied here; NOT_AT_PSP: a sale PAGO or reversed here whose Pix the PSP does not have (none named, unknown, or of another amount); ' +
+      'PSP_RETURN: a return the PSP made on its own (a MED), booked against its sale (detail: its natureza and id at the PSP)',
   })
-  kind: 'UNMATCHED' | 'LATE' | 'AMOUNT_MISMATCH' | 'DUPLICATE' | 'NOT_BOOKED' | 'NOT_AT_PSP';
-  @ApiProperty({ example: 'E12345678202611251300abcdefghijk' }) endToEndId: string;
+  kind: 'UNMATCHED' | 'LATE' | 'AMOUNT_MISMATCH' | 'DUPLICATE' | 'NOT_BOOKED' | 'NOT_AT_PSP' | 'PSP_RETURN';
+  @ApiProperty({ example: 'E12345678202611251300abcdefghijk', nullable: true, type: String, description: 'Null for a sale held as paid with no Pix named' }) endToEndId: string | null;
   @ApiProperty({ example: 'GWSALE00000000000000000345', nullable: true, type: String }) txid: string | null;
   @ApiProperty({ example: 345, nullable: true, type: Number }) saleId: number | null;
   @ApiProperty({ example: 4990, description: 'Cents' }) amount: number;

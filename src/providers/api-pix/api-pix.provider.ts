@@ -17,6 +17,8 @@ interface DevolucaoWire {
   valor: string;
   status: PixReturn['status'];
   motivo?: string;
+  /** DevolucaoNatureza: ORIGINAL (absent), RETIRADA, MED_OPERACIONAL, MED_FRAUDE, MED_PIX_AUTOMATICO. */
+  natureza?: string;
 }
 interface PixWire {
   endToEndId: string;
@@ -87,10 +89,11 @@ export class ApiPixProvider implements PixProvider, OnModuleDestroy {
     return answer.status === 404 ? null : toReceived(answer.body);
   }
 
-  async listReceived(from: Date, to: Date): Promise<ReceivedPix[]> {
+  async listReceived(from: Date, to: Date, options: { withReturnsOnly?: boolean } = {}): Promise<ReceivedPix[]> {
     const received: ReceivedPix[] = [];
     for (let page = 0; ; page += 1) {
       const query = new URLSearchParams({ inicio: from.toISOString(), fim: to.toISOString(), 'paginacao.paginaAtual': String(page), 'paginacao.itensPorPagina': String(PAGE_SIZE) });
+      if (options.withReturnsOnly) query.set('devolucaoPresente', 'true');
       const answer = await this.expect<PixConsultados>('GET', `/pix?${query}`);
       received.push(...(answer.pix ?? []).map(toReceived));
       if (page + 1 >= answer.parametros.paginacao.quantidadeDePaginas) return received;
@@ -131,7 +134,7 @@ function amountOf(valor: string): Cents {
 }
 
 function toReturn(wire: DevolucaoWire): PixReturn {
-  return { id: wire.id, returnId: wire.rtrId ?? null, amountCents: amountOf(wire.valor), status: wire.status, reason: wire.motivo ?? null };
+  return { id: wire.id, returnId: wire.rtrId ?? null, amountCents: amountOf(wire.valor), status: wire.status, reason: wire.motivo ?? null, nature: wire.natureza ?? 'ORIGINAL' };
 }
 
 function toReceived(wire: PixWire): ReceivedPix {

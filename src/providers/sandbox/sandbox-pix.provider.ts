@@ -34,7 +34,7 @@ export class SandboxPixProvider implements PixProvider {
   }
 
   async requestReturn(_endToEndId: string, refundId: string, amountCents: Cents): Promise<PixReturn> {
-    return { id: refundId, returnId: `sbx_rtr_${refundId}`, amountCents, status: 'DEVOLVIDO', reason: null };
+    return { id: refundId, returnId: `sbx_rtr_${refundId}`, amountCents, status: 'DEVOLVIDO', reason: null, nature: 'ORIGINAL' };
   }
 
   async findReturn(): Promise<PixReturn | null> {

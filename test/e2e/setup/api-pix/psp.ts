@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { createDynamicPix, hasError } from 'pix-utils';
 import { reaisToCents } from '../../../../src/domain/money';
 import { Clock } from './clock';
-import { endToEndId, location, returnId } from './ids';
+import { endToEndId, location, randomAlphanumeric, returnId } from './ids';
 import { problem } from './problems';
 import { CobCompleta, CobGerada, CobSolicitada, Devolucao, DevolucaoSolicitada, Pix, PixConsultados, RefundOutcome, WebhookCompleto } from './types';
 
@@ -189,6 +189,29 @@ export class ReceivingPsp {
       ...optionalRefundFields(request),
       horario: { solicitacao: at.toISOString() },
       status: 'EM_PROCESSAMENTO',
+    };
+    refunds.push(refund);
+    return copy(refund);
+  }
+
+  /**
+   * A return the PSP makes on its own (the MED: the payer's PSP claimed it back), with an id of the PSP's
+   * own that the receiver never asked for, settled at once (DEVOLVIDO). Within the Pix's amount, like any.
+   */
+  returnOnItsOwn(e2eid: string, valor: string, natureza: 'MED_OPERACIONAL' | 'MED_FRAUDE'): Devolucao {
+    const record = this.pixRecord(e2eid, 'PixNaoEncontrado');
+    const refunds = (record.pix.devolucoes ??= []);
+    const committed = refunds.filter((refund) => refund.status !== 'NAO_REALIZADO').reduce((sum, refund) => sum + amountCents(refund.valor), 0);
+    if (committed + amountCents(valor) > amountCents(record.pix.valor)) throw new Error(`a MED return of ${valor} would exceed Pix ${e2eid}`);
+    const at = this.clock.now();
+    const refund: Devolucao = {
+      id: `MED${randomAlphanumeric(20)}`,
+      rtrId: returnId(at),
+      valor,
+      natureza,
+      descricao: 'Devolucao MED',
+      horario: { solicitacao: at.toISOString(), liquidacao: at.toISOString() },
+      status: 'DEVOLVIDO',
     };
     refunds.push(refund);
     return copy(refund);

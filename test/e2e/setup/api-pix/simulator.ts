@@ -227,6 +227,18 @@ export class ApiPixSimulator {
     return settled;
   }
 
+  /**
+   * The PSP returns `valor` of Pix `e2eid` on its own (a MED, natureza MED_OPERACIONAL or MED_FRAUDE), with
+   * an id the receiver never issued; the webhook is called with the Pix carrying it unless `notify` is false
+   * (then only reconciliation can find it).
+   */
+  async returnOnItsOwn(e2eid: string, valor: string, options: { natureza?: 'MED_OPERACIONAL' | 'MED_FRAUDE'; notify?: boolean } = {}): Promise<Devolucao> {
+    assertAmount(valor);
+    const refund = this.psp.returnOnItsOwn(e2eid, valor, options.natureza ?? 'MED_OPERACIONAL');
+    if (options.notify ?? true) await this.notify([this.psp.getPix(e2eid)], 'once');
+    return refund;
+  }
+
   /** From now on each refund settles with `outcome` (and is notified) right after its PUT is answered; null stops it. */
   autoSettleRefunds(outcome: RefundOutcome | null): void {
     this.autoSettleOutcome = outcome;

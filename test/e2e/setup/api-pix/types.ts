@@ -58,7 +58,8 @@ export interface Devolucao {
   id: string;
   rtrId: string;
   valor: string;
-  natureza?: 'ORIGINAL' | 'RETIRADA';
+  /** DevolucaoNatureza: a receiver's request (ORIGINAL, RETIRADA), or a return the PSP makes on its own in a MED. */
+  natureza?: 'ORIGINAL' | 'RETIRADA' | 'MED_OPERACIONAL' | 'MED_FRAUDE' | 'MED_PIX_AUTOMATICO';
   descricao?: string;
   horario: { solicitacao: string; liquidacao?: string };
   status: DevolucaoStatus;

@@ -63,6 +63,8 @@ const refund = S.shape({
   amount: { type: 'integer', minimum: 1 },
   status: { enum: ['PENDING', 'COMPLETED', 'FAILED'] },
   failureReason: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+  initiatedBy: { enum: ['SELLER', 'PSP'] },
+  nature: { anyOf: [{ type: 'string' }, { type: 'null' }] },
   createdAt: { type: 'string', format: 'date-time' },
   completedAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
 });
@@ -87,8 +89,8 @@ const reconciliation = S.shape({
   differences: {
     type: 'array',
     items: S.shape({
-      kind: { enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP'] },
-      endToEndId: { type: 'string' },
+      kind: { enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP', 'PSP_RETURN'] },
+      endToEndId: { anyOf: [{ type: 'string' }, { type: 'null' }] },
       txid: { anyOf: [{ type: 'string' }, { type: 'null' }] },
       saleId: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
       amount: cents,

@@ -1,0 +1,36 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Issue 35: money booked only on its provider's evidence.
+ * - sale_refunds also records the returns a PSP makes on its own (a devolução of a MED, natureza
+ *   MED_OPERACIONAL or MED_FRAUDE, or any id the gateway did not issue): `initiated_by` PSP, the PSP's own
+ *   id for it in `psp_return_id` (at most one row per Pix and id) and its `nature`. The seller's refunds
+ *   stay `initiated_by` SELLER.
+ * - sandbox_payments is the sandbox's own record of each payment it played (its events route confirming a
+ *   sale it holds): the evidence ledger:verify asks of a sandbox sale PAGO, as a Pix receipt is for a PSP's.
+ */
+export class RecordPspReturnsAndSandboxPayments1795580000000 implements MigrationInterface {
+  name = 'RecordPspReturnsAndSandboxPayments1795580000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      ALTER TABLE sale_refunds
+        ADD COLUMN initiated_by varchar(6) NOT NULL DEFAULT 'SELLER' CONSTRAINT sale_refunds_initiated_by_check CHECK (initiated_by IN ('SELLER', 'PSP')),
+        ADD COLUMN psp_return_id varchar(35),
+        ADD COLUMN nature varchar(20),
+        ADD CONSTRAINT sale_refunds_psp_return_check CHECK ((initiated_by = 'PSP') = (psp_return_id IS NOT NULL))`);
+    await queryRunner.query(`CREATE UNIQUE INDEX sale_refunds_psp_return_key ON sale_refunds (sale_id, psp_return_id) WHERE psp_return_id IS NOT NULL`);
+    await queryRunner.query(`
+      CREATE TABLE sandbox_payments (
+        sale_id       integer PRIMARY KEY CONSTRAINT sandbox_payments_sale_fk REFERENCES sales (id),
+        amount_cents  bigint NOT NULL CONSTRAINT sandbox_payments_amount_check CHECK (amount_cents > 0),
+        created_at    timestamptz NOT NULL DEFAULT now()
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE sandbox_payments`);
+    await queryRunner.query(`DROP INDEX sale_refunds_psp_return_key`);
+    await queryRunner.query(`ALTER TABLE sale_refunds DROP CONSTRAINT sale_refunds_psp_return_check, DROP COLUMN nature, DROP COLUMN psp_return_id, DROP COLUMN initiated_by`);
+  }
+}

@@ -1,0 +1,85 @@
+import { DataSource } from 'typeorm';
+
+/** A sale held as paid whose provider has no record of its money, or whose returns differ from what the ledger booked. */
+export interface BackingProblem {
+  saleId: number;
+  provider: string;
+  problem: string;
+}
+
+export interface BackingReport {
+  /** Sales held as paid (PAGO, or paid then reversed or disputed), by the provider that holds them. */
+  heldAsPaid: Array<{ provider: string; sales: number; cents: number }>;
+  /** A PSP's sales whose returns (the seller's refunds and the PSP's own) were compared with the ledger. */
+  returnsCompared: { sales: number; returns: number; cents: number };
+  problems: BackingProblem[];
+}
+
+/**
+ * ledger:verify's provider check (issue 35): the ledger may balance and still book money no provider
+ * holds. Every sale held as paid must be backed by the record of the provider that holds it:
+ * - a PSP's (`pix_provider` api-pix): its Pix, confirmed by the PSP and applied to it (pix_receipts,
+ *   outcome APPLIED), with the sale's end-to-end id and amount;
+ * - a Pix Automático charge: its settlement at the PSP (the end-to-end id its /cobr reported, or its
+ *   receipt), or the sandbox's paid recurring charge;
+ * - the sandbox's: its own record of the payment (sandbox_payments, written by its events route), or
+ *   of the card charge it approved (sandbox_card_charges), of the sale's amount.
+ * And for a PSP's sales the returns must match the ledger: what the PSP holds for the sale (PSP_HOLDINGS)
+ * is minus its amount plus every completed return, and what is in transit (REFUNDS_IN_TRANSIT) every
+ * pending one. It reads the tables of the providers' evidence directly: an audit, read-only, run by the
+ * operator's command and after the e2e suite and the chaos run.
+ */
+export async function checkProviderBacking(dataSource: DataSource): Promise<BackingReport> {
+  const held: Array<{ id: number; holder: string; amount_cents: string; backed: boolean; reason: string | null }> = await dataSource.query(`
+    WITH held AS (
+      SELECT s.id, s.amount_cents, s.pix_end_to_end_id,
+             CASE WHEN s.pix_provider = 'api-pix' THEN 'api-pix'
+                  WHEN s.payment_method = 'PIX' AND s.automatic_pix_sent_at IS NOT NULL THEN 'automatic-pix'
+                  ELSE 'sandbox' END AS holder
+        FROM sales s
+       WHERE s.status IN ('PAGO', 'ESTORNADO', 'MED', 'CHARGEBACK')),
+    evidence AS (
+      SELECT h.*,
+             EXISTS (SELECT 1 FROM pix_receipts r WHERE r.sale_id = h.id AND r.outcome = 'APPLIED' AND r.end_to_end_id = h.pix_end_to_end_id AND r.amount_cents = h.amount_cents) AS psp_pix,
+             EXISTS (SELECT 1 FROM sandbox_payments p WHERE p.sale_id = h.id AND p.amount_cents = h.amount_cents) AS sandbox_payment,
+             EXISTS (SELECT 1 FROM sandbox_card_charges c WHERE c.reference = h.id::text AND c.outcome = 'APPROVED' AND c.amount_cents = h.amount_cents) AS sandbox_card,
+             EXISTS (SELECT 1 FROM sandbox_recurring_charges c WHERE c.txid = 'GWREC' || lpad(h.id::text, 21, '0') AND c.status = 'CONCLUIDA' AND c.amount_cents = h.amount_cents) AS sandbox_recurring
+        FROM held h)
+    SELECT id, holder, amount_cents,
+           CASE holder WHEN 'api-pix' THEN psp_pix
+                       WHEN 'automatic-pix' THEN psp_pix OR sandbox_recurring OR pix_end_to_end_id IS NOT NULL
+                       ELSE sandbox_payment OR sandbox_card END AS backed,
+           CASE holder WHEN 'api-pix' THEN CASE WHEN pix_end_to_end_id IS NULL THEN 'held as paid with no Pix named'
+                                                ELSE 'no Pix confirmed by the PSP with its end-to-end id and amount' END
+                       WHEN 'automatic-pix' THEN 'no settlement of its recurring charge'
+                       ELSE 'the sandbox has no record of its payment' END AS reason
+      FROM evidence`);
+  const returns: Array<{ id: number; returns: string; completed: string; pending: string; held_delta: string; in_transit: string; amount_cents: string }> = await dataSource.query(`
+    SELECT s.id, s.amount_cents,
+           (SELECT count(*) FROM sale_refunds r WHERE r.sale_id = s.id) AS returns,
+           (SELECT COALESCE(sum(amount_cents), 0) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'COMPLETED') AS completed,
+           (SELECT COALESCE(sum(amount_cents), 0) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'PENDING') AS pending,
+           (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'PSP_HOLDINGS') AS held_delta,
+           (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'REFUNDS_IN_TRANSIT') AS in_transit
+      FROM sales s
+     WHERE s.pix_provider = 'api-pix' AND s.completed_at IS NOT NULL`);
+
+  const problems: BackingProblem[] = held.filter((sale) => !sale.backed).map((sale) => ({ saleId: sale.id, provider: sale.holder, problem: sale.reason as string }));
+  let compared = { sales: 0, returns: 0, cents: 0 };
+  for (const sale of returns) {
+    const expectedHeld = -Number(sale.amount_cents) + Number(sale.completed);
+    compared = { sales: compared.sales + 1, returns: compared.returns + Number(sale.returns), cents: compared.cents + Number(sale.completed) };
+    if (Number(sale.held_delta) !== expectedHeld) {
+      problems.push({ saleId: sale.id, provider: 'api-pix', problem: `the ledger has ${sale.held_delta} cents of PSP_HOLDINGS for it; its amount less its completed returns is ${expectedHeld}` });
+    }
+    if (Number(sale.in_transit) !== Number(sale.pending)) {
+      problems.push({ saleId: sale.id, provider: 'api-pix', problem: `the ledger has ${sale.in_transit} cents of REFUNDS_IN_TRANSIT for it; its pending returns add up to ${sale.pending}` });
+    }
+  }
+  const byHolder = new Map<string, { provider: string; sales: number; cents: number }>();
+  for (const sale of held) {
+    const figures = byHolder.get(sale.holder) ?? { provider: sale.holder, sales: 0, cents: 0 };
+    byHolder.set(sale.holder, { ...figures, sales: figures.sales + 1, cents: figures.cents + Number(sale.amount_cents) });
+  }
+  return { heldAsPaid: [...byHolder.values()], returnsCompared: compared, problems };
+}
