@@ -59,8 +59,8 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
            (SELECT count(*) FROM sale_refunds r WHERE r.sale_id = s.id) AS returns,
            (SELECT COALESCE(sum(amount_cents), 0) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'COMPLETED') AS completed,
            (SELECT COALESCE(sum(amount_cents), 0) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'PENDING') AS pending,
-           (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'PSP_HOLDINGS') AS held_delta,
-           (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'REFUNDS_IN_TRANSIT') AS in_transit
+           (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'PSP_HOLDINGS' AND e.provider = 'api-pix') AS held_delta,
+           (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'REFUNDS_IN_TRANSIT' AND e.provider = 'api-pix') AS in_transit
       FROM sales s
      WHERE s.pix_provider = 'api-pix' AND s.completed_at IS NOT NULL`);
 
