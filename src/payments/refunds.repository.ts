@@ -82,6 +82,11 @@ export class RefundsRepository {
     return row ? hydrate(row) : null;
   }
 
+  async hasPspReturn(saleId: number, pspReturnId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM sale_refunds WHERE sale_id = $1 AND psp_return_id = $2`, [saleId, pspReturnId]);
+    return rows.length > 0;
+  }
+
   /** The returns PSPs made on their own, written in [from, to), with the Pix each returned part of. */
   async pspReturnsBetween(from: Date, to: Date): Promise<Array<RefundRow & { endToEndId: string | null }>> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(

@@ -184,6 +184,8 @@ export class RefundsService {
    * postbacks. Null when it was booked already.
    */
   async applyPspReturn(saleId: number, returned: PixReturn, now = new Date()): Promise<RefundRow | null> {
+    // Reconciliation sees each return again on every pass: one booked already costs a read, not the sale's lock.
+    if (await this.refunds.hasPspReturn(saleId, returned.id)) return null;
     return this.dataSource.transaction(async (manager) => {
       const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
       if (!sale) return null;
