@@ -94,6 +94,15 @@ describe('PIX rail: money moves only on the PSP’s evidence (issue 35)', () => 
     }
     expect((await transaction(paid.id)).status).toBe('PAGO');
     expect(await balanceOf(t, seller)).toEqual(afterPaid);
+    // A plain PIX subscription does not become ACTIVE on a first charge nobody paid.
+    const subscribed = await t.http
+      .post('/api/sales')
+      .set(seller.headers)
+      .send(saleBody('PIX', { amount: 4990, subscription: { enabled: true, billingCycle: 'MONTHLY' } }))
+      .expect(201);
+    expect((await sendEvent(t, seller, subscribed.body.sale.id, 'PAYMENT_CONFIRMED')).status).toBe(422);
+    const subscription = (await t.http.get(`/api/subscriptions/${subscribed.body.sale.subscription.id}`).set(seller.headers).expect(200)).body.data;
+    expect(subscription.status).toBe('PENDING');
     // The sandbox still plays the records it holds: a card sale under PAYMENT_PROVIDER=sandbox.
     const cardSale = await createSale(t, seller, saleBody('CREDIT_CARD', { amount: 2000 }));
     expect((await sendEvent(t, seller, cardSale.id, 'CHARGEBACK_OPENED')).status).toBe(200);
