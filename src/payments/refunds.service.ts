@@ -149,7 +149,10 @@ export class RefundsService {
   /**
    * The outcome of a PENDING refund, once (a second outcome finds it finished and changes nothing), in
    * one transaction under the sale's lock: its ledger posting, the sale to ESTORNADO when its completed
-   * refunds cover it, the postbacks.
+   * refunds cover it (a sale in a dispute stays in it: the dispute's close moves it on), the postbacks.
+   * A refund failing gives back exactly what its request took, to available, whatever the sale's state:
+   * a dispute open on the sale covers only what its opening recorded (domain/sale-move.ts
+   * DISPUTE_STEPS), which left this refund out.
    */
   async finish(refundId: number, status: 'COMPLETED' | 'FAILED', returnId: string | null, reason: string | null, now = new Date()): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
@@ -168,8 +171,9 @@ export class RefundsService {
       }
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.pixProvider }]);
       await this.announce(manager, sale, finished, 'PENDING', now);
-      if (sale.status === 'PAGO' && (await this.refunds.completedCents(saleId, manager)) >= sale.amountCents) {
-        await this.pipeline.commit(manager, { sales: [{ sale, event: 'REFUNDED' }] }, now);
+      const completedCents = await this.refunds.addCompleted(saleId, refund.amountCents, manager);
+      if (sale.status === 'PAGO' && completedCents >= sale.amountCents) {
+        await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
       }
     });
   }
