@@ -134,9 +134,18 @@ export function planSaleMove(sale: SaleMoveState, event: SaleEvent, schedule: Fe
   if (step === 'WON' || step === 'LOST') Object.assign(columns, { disputeAmountCents: null, disputeNetCents: null });
   const effect = saleLedgerEffect(event, moved);
   const move: SaleMove = { next, columns, effects: effect ? [effect] : [] };
-  if (step !== 'WON' || sale.refundCompletedCents < sale.amountCents) return move;
+  if (step !== 'WON' || !refundsCoverSale({ status: next, amountCents: sale.amountCents }, sale.refundCompletedCents)) return move;
   const refunded = planSaleMove({ ...sale, ...columns, status: next, disputeAmountCents: null, disputeNetCents: null }, 'REFUNDED', schedule, now);
   return { next: refunded.next, columns: { ...columns, ...refunded.columns }, effects: [...move.effects, ...refunded.effects] };
+}
+
+/**
+ * Whether a sale moves on by REFUNDED (to ESTORNADO) once `refundCompletedCents` of it were refunded:
+ * when it is PAGO and its completed refunds cover it. A sale in a dispute waits for the dispute's close
+ * (planSaleMove applies the same rule then). One rule for a refund's completion and a dispute's close.
+ */
+export function refundsCoverSale(sale: Pick<SaleMoveState, 'status' | 'amountCents'>, refundCompletedCents: number): boolean {
+  return sale.status === 'PAGO' && refundCompletedCents >= sale.amountCents;
 }
 
 /** A sale written already moved: the columns and status it is written with, and the statuses it went through before. */

@@ -6,6 +6,7 @@ import { DomainError } from '../domain/domain-error';
 import { Cents, cents } from '../domain/money';
 import { refundFailedEffect, refundRequestedEffect, refundSettledEffect, refundSplit } from '../domain/refund-ledger';
 import { receivableOf } from '../domain/sale-ledger';
+import { refundsCoverSale } from '../domain/sale-move';
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
@@ -172,7 +173,7 @@ export class RefundsService {
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.pixProvider }]);
       await this.announce(manager, sale, finished, 'PENDING', now);
       const completedCents = await this.refunds.addCompleted(saleId, refund.amountCents, manager);
-      if (sale.status === 'PAGO' && completedCents >= sale.amountCents) {
+      if (refundsCoverSale(sale, completedCents)) {
         await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
       }
     });
