@@ -10,9 +10,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - sales.refund_completed_cents: what its completed refunds add up to, so that a dispute closed in the
  *   seller's favour on a sale its refunds already returned in full ends it ESTORNADO, not PAGO.
  *
- * Open disputes are backfilled: a MED's net from the BLOCKED move of its latest MED_OPENED posting (what
- * it really blocked), a chargeback's from what refunds (asked for and not failed) leave of the sale now,
- * the gross from the same, never below the net.
+ * Open disputes are backfilled from the refunds not failed when they opened (by their opening posting's
+ * time; the current refunds when no posting was written, a fine of zero): the gross they cover, and the
+ * net (a MED's from the BLOCKED move of its MED_OPENED posting, what it really blocked).
  */
 export class RecordDisputedAmounts1795560000000 implements MigrationInterface {
   name = 'RecordDisputedAmounts1795560000000';
@@ -27,18 +27,30 @@ export class RecordDisputedAmounts1795560000000 implements MigrationInterface {
       UPDATE sales s SET refund_completed_cents = r.completed
         FROM (SELECT sale_id, sum(amount_cents) AS completed FROM sale_refunds WHERE status = 'COMPLETED' GROUP BY sale_id) r
        WHERE r.sale_id = s.id`);
+    // Open disputes: the refunds not failed when the dispute opened (asked before its opening posting, and
+    // not failed, or failed after it) fix what it covers; a MED's net is what its posting really blocked.
     await queryRunner.query(`
       WITH open AS (
-        SELECT s.id,
-               GREATEST(s.amount_cents - s.refunded_cents, 0) AS amount_left,
-               CASE WHEN s.refunded_cents >= s.amount_cents THEN 0
-                    ELSE COALESCE(s.net_amount_cents, 0) - COALESCE(s.net_amount_cents, 0) * s.refunded_cents / s.amount_cents END AS net_left,
-               (SELECT p.blocked_delta_cents FROM ledger_postings p
-                 WHERE p.reference_type = 'SALE' AND p.reference_id = s.id AND p.kind = 'MED_OPENED' ORDER BY p.id DESC LIMIT 1) AS med_blocked
-          FROM sales s WHERE s.status IN ('MED', 'CHARGEBACK'))
-      UPDATE sales s SET dispute_net_cents = COALESCE(open.med_blocked, open.net_left),
-                         dispute_amount_cents = GREATEST(open.amount_left, COALESCE(open.med_blocked, open.net_left))
-        FROM open WHERE open.id = s.id`);
+        SELECT s.id, s.amount_cents, COALESCE(s.net_amount_cents, 0) AS net, s.refunded_cents, p.created_at AS opened_at, p.blocked_delta_cents, s.status
+          FROM sales s
+          LEFT JOIN LATERAL (
+            SELECT created_at, blocked_delta_cents FROM ledger_postings
+             WHERE reference_type = 'SALE' AND reference_id = s.id AND kind = CASE s.status WHEN 'MED' THEN 'MED_OPENED' ELSE 'CHARGEBACK_OPENED' END
+             ORDER BY id DESC LIMIT 1) p ON true
+         WHERE s.status IN ('MED', 'CHARGEBACK')),
+      covered AS (
+        SELECT open.*, LEAST(open.amount_cents, CASE WHEN open.opened_at IS NULL THEN open.refunded_cents ELSE COALESCE(
+                 (SELECT sum(r.amount_cents) FROM sale_refunds r
+                   WHERE r.sale_id = open.id AND r.created_at < open.opened_at
+                     AND (r.status <> 'FAILED' OR r.completed_at > open.opened_at)), 0) END) AS refunded_then
+          FROM open),
+      amounts AS (
+        SELECT id, amount_cents - refunded_then AS amount_left,
+               CASE WHEN status = 'MED' AND blocked_delta_cents IS NOT NULL THEN blocked_delta_cents
+                    ELSE net - net * refunded_then / amount_cents END AS net_left
+          FROM covered)
+      UPDATE sales s SET dispute_amount_cents = GREATEST(amounts.amount_left, amounts.net_left), dispute_net_cents = amounts.net_left
+        FROM amounts WHERE amounts.id = s.id`);
     await queryRunner.query(`
       ALTER TABLE sales
         ADD CONSTRAINT sales_refund_completed_check CHECK (refund_completed_cents >= 0 AND refund_completed_cents <= amount_cents),
