@@ -35,7 +35,9 @@ interface Transition {
 /**
  * The whole state table of spec 3.1: from each status, the events it accepts and where they lead.
  * Final states (CANCELADO, RECUSADO, ESTORNADO) accept nothing. MED is for PIX only, CHARGEBACK for
- * cards only; the card flow is PENDENTE → EM_PROCESSAMENTO → PAGO, RECUSADO or FALHA.
+ * cards only; the card flow is PENDENTE → EM_PROCESSAMENTO → PAGO, RECUSADO or FALHA. A dispute closed
+ * for the seller (MED_WON, CHARGEBACK_REVERSED) on a sale its completed refunds already cover moves on
+ * at once by this table's PAGO → ESTORNADO on REFUNDED, in the same move (domain/sale-move.ts).
  */
 export const SALE_TRANSITIONS: Record<SaleStatus, Partial<Record<SaleEvent, Transition>>> = {
   PENDENTE: {

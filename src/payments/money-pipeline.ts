@@ -56,12 +56,12 @@ export interface WorkDone {
   subscriptions: Map<number, SubscriptionEntity>;
 }
 
-/** A sale's move as planned: the sale as locked and as moved, what to save, its posting, its items if held. */
+/** A sale's move as planned: the sale as locked and as moved, what to save, its postings, its items if held. */
 interface PlannedMove {
   sale: SaleEntity;
   moved: SaleEntity;
   changes: Partial<SaleEntity> & { status: SaleStatus };
-  posting: LedgerPosting | null;
+  postings: LedgerPosting[];
   items?: SaleLookupItem[];
 }
 
@@ -171,7 +171,7 @@ export class MoneyPipeline {
     if (sale.subscriptionId !== null || !schedules.has(sale.sellerId) || (sale.postbackUrl && !request.items)) return null;
     const move = planMove(request, schedules, now);
     const statement = new CteStatement();
-    const posting = this.ledger.prepare(statement, move.posting ? [move.posting] : []);
+    const posting = this.ledger.prepare(statement, move.postings);
     const saved = this.sales.addStatusMoves(statement, [{ id: sale.id, expected: sale.status, changes: move.changes }], posting.ready);
     if (sale.postbackUrl) {
       const changes = saleStatusChanges([{ sale, moved: move.moved, previous: sale.status }], new Map([[sale.id, request.items ?? []]]), now);
@@ -233,7 +233,7 @@ export class MoneyPipeline {
     // so they are held for the postings and the commit only, not for the writes above as well.
     await this.ledger.post(
       manager,
-      moves.flatMap(({ posting }) => (posting ? [posting] : [])),
+      moves.flatMap(({ postings }) => postings),
     );
     return {
       sales: new Map(moves.map(({ moved }) => [moved.id, moved])),
@@ -263,7 +263,7 @@ export function openedSale<T extends Partial<SaleEntity> & Pick<SaleEntity, 'pay
   schedule: FeeSchedule,
   now: Date,
 ): { columns: T & { status: SaleStatus }; history: SaleStatus[] } {
-  const state = { paymentMethod: columns.paymentMethod, amountCents: columns.amountCents, systemFeeCents: null, netAmountCents: null, reserveAmountCents: null, reserveSettledAt: null, refundedCents: cents(0) };
+  const state = { paymentMethod: columns.paymentMethod, amountCents: columns.amountCents, systemFeeCents: null, netAmountCents: null, reserveAmountCents: null, reserveSettledAt: null, refundedCents: cents(0), refundCompletedCents: cents(0), disputeAmountCents: null, disputeNetCents: null };
   const opening = planOpening(state, events, schedule, now);
   return { columns: { ...columns, ...opening.columns, status: opening.status }, history: opening.history };
 }
@@ -285,12 +285,12 @@ function step(subscription: TrackedSubscription, event: SubscriptionEvent | null
   subscription.columns = { ...subscription.columns, ...columns };
 }
 
-/** A sale's move planned by the domain (domain/sale-move.ts): what to save, the sale afterwards, its posting. */
+/** A sale's move planned by the domain (domain/sale-move.ts): what to save, the sale afterwards, its postings. */
 function planMove({ sale, event, extra, items }: SaleMoveRequest, fees: ReadonlyMap<number, FeeSchedule>, now: Date): PlannedMove {
   const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
   const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
-  const posting = plan.effect ? { sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: plan.effect, provider: sale.pixProvider } : null;
-  return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, posting, items };
+  const postings = plan.effects.map((effect) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect, provider: sale.pixProvider }));
+  return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, postings, items };
 }
 
 /** The postbacks of sales moved (from their status before) or opened (from `previous`), with their items. */

@@ -139,10 +139,10 @@ export class RefundsRepository {
     );
   }
 
-  /** What the completed refunds of a sale add up to. */
-  async completedCents(saleId: number, manager: EntityManager): Promise<number> {
-    const [row] = await manager.query(`SELECT COALESCE(sum(amount_cents), 0) AS sum FROM sale_refunds WHERE sale_id = $1 AND status = 'COMPLETED'`, [saleId]);
-    return Number(row.sum);
+  /** Counts a completed refund on its sale: what its completed refunds add up to afterwards. */
+  async addCompleted(saleId: number, amountCents: Cents, manager: EntityManager): Promise<Cents> {
+    const [[row]] = await manager.query(`UPDATE sales SET refund_completed_cents = refund_completed_cents + $2, updated_at = now() WHERE id = $1 RETURNING refund_completed_cents`, [saleId, amountCents]);
+    return cents(Number(row.refund_completed_cents));
   }
 
   async addRefunded(saleId: number, deltaCents: number, manager: EntityManager): Promise<void> {

@@ -6,6 +6,7 @@ import { DomainError } from '../domain/domain-error';
 import { Cents, cents } from '../domain/money';
 import { pspReturnEffect, refundFailedEffect, refundRequestedEffect, refundSettledEffect, refundSplit } from '../domain/refund-ledger';
 import { receivableOf } from '../domain/sale-ledger';
+import { refundsCoverSale } from '../domain/sale-move';
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
@@ -151,7 +152,10 @@ export class RefundsService {
   /**
    * The outcome of a PENDING refund, once (a second outcome finds it finished and changes nothing), in
    * one transaction under the sale's lock: its ledger posting, the sale to ESTORNADO when its completed
-   * refunds cover it, the postbacks.
+   * refunds cover it (a sale in a dispute stays in it: the dispute's close moves it on), the postbacks.
+   * A refund failing gives back exactly what its request took, to available, whatever the sale's state:
+   * a dispute open on the sale covers only what its opening recorded (domain/sale-move.ts
+   * DISPUTE_STEPS), which left this refund out.
    */
   async finish(refundId: number, status: 'COMPLETED' | 'FAILED', returnId: string | null, reason: string | null, now = new Date()): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
@@ -170,8 +174,9 @@ export class RefundsService {
       }
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.pixProvider }]);
       await this.announce(manager, sale, finished, 'PENDING', now);
-      if (sale.status === 'PAGO' && (await this.refunds.completedCents(saleId, manager)) >= sale.amountCents) {
-        await this.pipeline.commit(manager, { sales: [{ sale, event: 'REFUNDED' }] }, now);
+      const completedCents = await this.refunds.addCompleted(saleId, refund.amountCents, manager);
+      if (refundsCoverSale(sale, completedCents)) {
+        await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
       }
     });
   }
@@ -207,9 +212,10 @@ export class RefundsService {
       await this.refunds.addRefunded(saleId, returned.amountCents, manager);
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.pixProvider ?? this.pix.name }]);
       await this.announce(manager, sale, refund, null, now);
-      if (sale.status === 'PAGO' && (await this.refunds.completedCents(saleId, manager)) >= sale.amountCents) {
+      const completedCents = await this.refunds.addCompleted(saleId, returned.amountCents, manager);
+      if (refundsCoverSale(sale, completedCents)) {
         // What the reversal moves is what the returns left (nothing): the sale as it is after this one.
-        const returnedSale = Object.assign(sale, { refundedCents: cents(sale.refundedCents + returned.amountCents) });
+        const returnedSale = { ...sale, refundedCents: cents(sale.refundedCents + returned.amountCents), refundCompletedCents: completedCents };
         await this.pipeline.commit(manager, { sales: [{ sale: returnedSale, event: 'REFUNDED' }] }, now);
       }
       return refund;

@@ -129,6 +129,18 @@ export class SaleEntity {
   @Column({ name: 'refunded_cents', type: 'bigint', transformer: centsTransformer, default: 0 })
   refundedCents: Cents;
 
+  /** What its completed refunds add up to (the payer has it back). */
+  @Column({ name: 'refund_completed_cents', type: 'bigint', transformer: centsTransformer, default: 0 })
+  refundCompletedCents: Cents;
+
+  /** While a MED or chargeback is open: the gross it covers, fixed by its opening (domain/sale-move.ts DISPUTE_STEPS); null otherwise. */
+  @Column({ name: 'dispute_amount_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  disputeAmountCents: Cents | null;
+
+  /** While a MED or chargeback is open: the seller's net it covers, fixed by its opening (what a MED moved to blocked); null otherwise. */
+  @Column({ name: 'dispute_net_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  disputeNetCents: Cents | null;
+
   @Column({ name: 'reversal_reason', type: 'varchar', nullable: true })
   reversalReason: ReversalReason | null;
 
