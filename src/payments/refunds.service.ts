@@ -100,6 +100,14 @@ export class RefundsService {
     return { status: 201, body, replayed: false };
   }
 
+  /** The seller's refund by its id (404 unknown, 403 another seller's). */
+  async findOwned(sellerId: number, refundId: number): Promise<RefundRow> {
+    const refund = await this.refunds.findById(refundId);
+    if (!refund) throw new DomainError('NOT_FOUND', `Refund ${refundId} not found`);
+    if (refund.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Refund ${refundId} belongs to another account`);
+    return refund;
+  }
+
   async list(sellerId: number, saleId: number): Promise<RefundListResponse> {
     const sale = await this.sales.findById(saleId);
     assertOwnedSale(sale, sellerId, saleId);
@@ -126,7 +134,8 @@ export class RefundsService {
         await this.applyReturn(refund, answer);
       } else {
         const answer = await this.cards.refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
-        await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
+        if (answer.status === 'PENDING') await this.refunds.markRequested(refund.id, null);
+        else await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
       }
     } catch (error) {
       if (error instanceof CardRefundRefusedError || error instanceof PixRequestRefusedError) {

@@ -51,6 +51,9 @@ export interface CardRefundRequest {
   amountCents: Cents;
 }
 
+/** The acquirer made the refund (COMPLETED), or took it and will say later (PENDING: asked again under the same id). */
+export type CardRefundAnswer = { status: 'COMPLETED'; externalId: string } | { status: 'PENDING' };
+
 /** The acquirer will not make a refund (nothing approved under the reference, or more than what is left). */
 export class CardRefundRefusedError extends Error {}
 
@@ -91,7 +94,7 @@ export interface PaymentProvider {
    * again answers the first refund. Throws CardRefundRefusedError when the acquirer will not (no
    * approved charge, or more than what is left of it).
    */
-  refundCharge(request: CardRefundRequest): Promise<{ externalId: string }>;
+  refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer>;
   createBoleto(request: BoletoRequest): Promise<Boleto>;
 }
 

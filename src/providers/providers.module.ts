@@ -72,6 +72,6 @@ function apiPixClient(config: AppConfig): ApiPixClient {
       },
     },
   ],
-  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider, SandboxPaymentsRecord],
+  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider],
 })
 export class ProvidersModule {}

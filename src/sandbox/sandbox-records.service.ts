@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { InvalidTransitionError } from '../domain/domain-error';
+import { RefundsService, toRefundResponse } from '../payments/refunds.service';
+import { RefundResponse } from '../payments/dto/refund.dto';
+import { CardRefundRefusedError, chargeReference } from '../providers/payment-provider.port';
+import { SandboxPaymentProvider } from '../providers/sandbox/sandbox-payment.provider';
 import { SandboxPaymentsRecord } from '../providers/sandbox/sandbox-payments.record';
 import { DomainError } from '../domain/domain-error';
 import { SaleEntity } from '../sales/entities/sale.entity';
@@ -18,6 +23,8 @@ export class SandboxRecordsService {
     private readonly sales: SalesRepository,
     private readonly config: AppConfig,
     private readonly payments: SandboxPaymentsRecord,
+    private readonly refunds: RefundsService,
+    private readonly acquirer: SandboxPaymentProvider,
   ) {}
 
   /**
@@ -26,6 +33,35 @@ export class SandboxRecordsService {
    * first, as a provider's record exists before its notification.
    */
   async admitEvent(sellerId: number, saleId: number, event: string): Promise<void> {
+    const sale = await this.heldSale(sellerId, saleId);
+    if (event === 'PAYMENT_CONFIRMED') await this.payments.record(saleId, sale.amountCents);
+  }
+
+  /**
+   * A refund the sandbox held (an amount whose cents are 13) settled as the sandbox acquirer or PSP
+   * decides: COMPLETED (a card refund is recorded by the acquirer first) or FAILED, through the same
+   * code as a real provider's answer. Only a PENDING refund of a sale the sandbox holds.
+   */
+  async settleRefund(sellerId: number, refundId: number, event: 'COMPLETED' | 'FAILED'): Promise<RefundResponse> {
+    const refund = await this.refunds.findOwned(sellerId, refundId);
+    const sale = await this.heldSale(sellerId, refund.saleId);
+    if (refund.status !== 'PENDING') throw new InvalidTransitionError(refund.status, event);
+    if (event === 'FAILED') await this.refunds.finish(refundId, 'FAILED', null, 'The sandbox refused the refund');
+    else if (sale.paymentMethod === 'PIX') await this.refunds.finish(refundId, 'COMPLETED', `sbx_rtr_${refund.providerRefundId}`, null);
+    else {
+      try {
+        const made = await this.acquirer.settleHeldRefund({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
+        await this.refunds.finish(refundId, 'COMPLETED', made.status === 'COMPLETED' ? made.externalId : null, null);
+      } catch (error) {
+        if (!(error instanceof CardRefundRefusedError)) throw error;
+        await this.refunds.finish(refundId, 'FAILED', null, error.message);
+      }
+    }
+    return toRefundResponse(await this.refunds.findOwned(sellerId, refundId));
+  }
+
+  /** The seller's sale, when the sandbox holds it; otherwise 404/403 as any lookup, or 422 naming the provider that holds it. */
+  private async heldSale(sellerId: number, saleId: number): Promise<SaleEntity> {
     const sale = await this.sales.findById(saleId);
     assertOwnedSale(sale, sellerId, saleId);
     const holder = this.holderOf(sale);
@@ -35,7 +71,7 @@ export class SandboxRecordsService {
         `Sale ${saleId} is held by the provider ${holder}, not by the sandbox: the sandbox moves only its own records, and this sale moves only on ${holder}'s evidence`,
       );
     }
-    if (event === 'PAYMENT_CONFIRMED') await this.payments.record(saleId, sale.amountCents);
+    return sale;
   }
 
   private holderOf(sale: Pick<SaleEntity, 'paymentMethod' | 'pixProvider'>): string {

@@ -15,7 +15,8 @@ import { ChargesService } from '../payments/charges.service';
 import { AutomaticPixService } from '../payments/automatic-pix.service';
 import { SalesService } from '../sales/sales.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
-import { AutomaticPixAttemptDto, AutomaticPixAuthorizationEventDto, WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
+import { AutomaticPixAttemptDto, AutomaticPixAuthorizationEventDto, RefundEventDto, WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
+import { RefundResponse } from '../payments/dto/refund.dto';
 import { SandboxPayerService } from './sandbox-payer.service';
 import { SandboxRecordsService } from './sandbox-records.service';
 
@@ -55,6 +56,20 @@ export class SandboxController {
     // A journey-3 QR pays the first charge and authorizes the Pix Automático recurrence together.
     await this.payer.paidFirstCharge(id, new Date());
     return this.transactions.transaction(seller.id, id);
+  }
+
+  @Post('refunds/:id/events')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Settle a refund the sandbox held: COMPLETED or FAILED',
+    description:
+      "A seller's refund of an amount whose cents are 13 (40.13, 100.13) is held PENDING by the sandbox acquirer or PSP until this route settles it, " +
+      'through the same code as a real provider’s answer (FAILED gives back what the refund took). Only on a sale the sandbox holds.',
+  })
+  @ApiOkResponse({ type: RefundResponse, description: 'The refund after the move' })
+  @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION', 'NOT_SUPPORTED'])
+  refundEvent(@CurrentSeller() seller: AuthenticatedSeller, @Param('id', IdParamPipe) id: number, @Body() body: RefundEventDto): Promise<RefundResponse> {
+    return this.records.settleRefund(seller.id, id, body.event);
   }
 
   @Post('subscriptions/:id/automatic-pix')

@@ -13,10 +13,12 @@ import {
   CardToken,
   ChargeRequest,
   ChargeResult,
+  CardRefundAnswer,
   CardRefundRefusedError,
   CardRefundRequest,
   PaymentProvider,
 } from '../payment-provider.port';
+import { sandboxHoldsRefund } from './sandbox-refund-hold';
 
 type Outcome = ChargeResult['outcome'];
 
@@ -142,7 +144,17 @@ export class SandboxPaymentProvider implements PaymentProvider {
     return this.findCharge(reference);
   }
 
-  async refundCharge(request: CardRefundRequest): Promise<{ externalId: string }> {
+  async refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer> {
+    if (sandboxHoldsRefund(request.refundId, request.amountCents)) return { status: 'PENDING' };
+    return this.recordRefund(request);
+  }
+
+  /** A refund it held, settled by the sandbox's refund events route: made now (recorded), or refused. */
+  async settleHeldRefund(request: CardRefundRequest): Promise<CardRefundAnswer> {
+    return this.recordRefund(request);
+  }
+
+  private async recordRefund(request: CardRefundRequest): Promise<CardRefundAnswer> {
     // One statement: the refund recorded if the approved charge has that much left (or the one recorded
     // under this id before), and the charge marked refunded once nothing is left.
     const [row]: Array<{ refund_id: string }> = await this.dataSource.query(
@@ -162,7 +174,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
       [request.reference, request.refundId, request.amountCents],
     );
     if (!row) throw new CardRefundRefusedError(`The sandbox acquirer has no approved charge for reference ${request.reference} with ${request.amountCents} cents left to refund`);
-    return { externalId: `sbx_rf_${request.refundId}` };
+    return { status: 'COMPLETED', externalId: `sbx_rf_${request.refundId}` };
   }
 
   private async row(reference: string): Promise<ChargeRow | null> {

@@ -1,3 +1,4 @@
+import { sandboxHoldsRefund } from './sandbox-refund-hold';
 import { Injectable } from '@nestjs/common';
 import { buildPixBrCode } from '../../domain/pix-br-code';
 import { Cents } from '../../domain/money';
@@ -34,6 +35,7 @@ export class SandboxPixProvider implements PixProvider {
   }
 
   async requestReturn(_endToEndId: string, refundId: string, amountCents: Cents): Promise<PixReturn> {
+    if (sandboxHoldsRefund(refundId, amountCents)) return { id: refundId, returnId: null, amountCents, status: 'EM_PROCESSAMENTO', reason: null, nature: 'ORIGINAL' };
     return { id: refundId, returnId: `sbx_rtr_${refundId}`, amountCents, status: 'DEVOLVIDO', reason: null, nature: 'ORIGINAL' };
   }
 

@@ -13,6 +13,16 @@ export class SaleEventDto {
   event: (typeof SANDBOX_SALE_EVENTS)[number];
 }
 
+/** What the sandbox acquirer or PSP does with a refund it held (an amount whose cents are 13). */
+export const SANDBOX_REFUND_EVENTS = ['COMPLETED', 'FAILED'] as const;
+
+export class RefundEventDto {
+  @ApiProperty({ enum: SANDBOX_REFUND_EVENTS, example: 'FAILED', description: 'COMPLETED: the money went back to the customer; FAILED: the provider did not make it (the seller gets back what it took)' })
+  @IsDefined()
+  @IsIn(SANDBOX_REFUND_EVENTS, { message: `event must be one of: ${SANDBOX_REFUND_EVENTS.join(', ')}` })
+  event: (typeof SANDBOX_REFUND_EVENTS)[number];
+}
+
 /** What the payer does with a Pix Automático authorization in their bank app (sandbox). */
 export const PAYER_DECISIONS = ['AUTHORIZE', 'REJECT', 'EXPIRE', 'REVOKE'] as const;
 

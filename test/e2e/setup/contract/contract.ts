@@ -184,6 +184,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: new RegExp(`^/api/sandbox/subscriptions/${ID}/automatic-pix$`), ok: { 200: automaticSubscription }, family: S.lookupError },
   { method: 'POST', path: new RegExp(`^/api/sandbox/sales/${ID}/automatic-pix$`), ok: { 200: S.transaction }, family: S.lookupError },
   { method: 'POST', path: new RegExp(`^/api/sandbox/cashouts/${ID}/events$`), ok: { 200: S.withdrawalLookup }, family: S.lookupError },
+  { method: 'POST', path: new RegExp(`^/api/sandbox/refunds/${ID}/events$`), ok: { 200: refund }, family: S.lookupError },
   { method: 'POST', path: /^\/api\/sandbox\/scheduler\/run$/, ok: { 200: operatorObject }, family: S.lookupError },
   {
     method: 'POST',
