@@ -104,7 +104,7 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
       'POST /psp/notifications/[redacted]/pix 400',
       'POST /psp/notifications/[redacted]/other 404',
     ]);
-    expect(lines.some((line) => line.includes('Webhooks registered with the PSP') && line.includes('/psp/notifications/[redacted]/pix'))).toBe(true);
+    expect(lines.some((line) => line.includes('Webhooks registered with the PSP') && line.includes('"paths":["/psp/notifications/:secret/pix"]'))).toBe(true);
   });
 
   it('refuses a notification naming more than 100 Pix with 400 and keeps none of them', async () => {
@@ -161,5 +161,69 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
     const [receipt] = await t.db.query(`SELECT outcome, seen_by FROM pix_receipts WHERE end_to_end_id = $1`, [pix.endToEndId]);
     expect(receipt).toEqual({ outcome: 'APPLIED', seen_by: 'RECONCILIATION' });
     await t.db.query(`DELETE FROM pix_inbox WHERE end_to_end_id = $1`, [pix.endToEndId]);
+  });
+});
+
+describe('The PSP webhook with Pix Automático configured (issue 35, M4)', () => {
+  let certs: PixCertificates;
+  let psp: ApiPixSimulator;
+  let t: TestApp;
+  let webhookPath: string;
+
+  beforeAll(async () => {
+    certs = await makeCertificates();
+    psp = await ApiPixSimulator.start({ certs, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, receiverKey: RECEIVER_KEY });
+    const port = await freePort();
+    webhookPath = `/psp/notifications/${randomBytes(16).toString('hex')}`;
+    t = await startApp({
+      PIX_PROVIDER: 'api-pix',
+      API_PIX_BASE_URL: psp.baseUrl,
+      API_PIX_TOKEN_URL: psp.tokenUrl,
+      API_PIX_CLIENT_ID: CLIENT_ID,
+      API_PIX_CLIENT_SECRET: CLIENT_SECRET,
+      API_PIX_CERT_FILE: certs.clientCertFile,
+      API_PIX_KEY_FILE: certs.clientKeyFile,
+      API_PIX_CA_FILE: certs.caFile,
+      API_PIX_RECEIVER_KEY: RECEIVER_KEY,
+      API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}${webhookPath}`,
+      API_PIX_RECEIVER_ACCOUNT: '12345678',
+      API_PIX_RECEIVER_ACCOUNT_TYPE: 'CORRENTE',
+      API_PIX_RECONCILE_SECONDS: '1',
+      API_PIX_TIMEOUT_MS: '1500',
+      API_PIX_INBOX_MAX: String(INBOX_MAX),
+    });
+    await t.app.listen(port, '127.0.0.1');
+    await eventually(async () => [psp.automaticWebhookUrl('rec'), psp.automaticWebhookUrl('cobr')], (urls) => urls.every(Boolean), 'the Pix Automático webhooks registered');
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await psp.close();
+  });
+
+  afterEach(() => {
+    expect(psp.violations).toEqual([]);
+  });
+
+  const recurrenceId = () => `RR12345678${new Date().toISOString().slice(0, 10).replace(/-/g, '')}${randomBytes(6).toString('hex').slice(0, 11)}`;
+  const kept = async (ids: string[]) => (await t.db.query(`SELECT count(*)::int AS n FROM automatic_pix_inbox WHERE resource_id = ANY($1::varchar[])`, [ids]))[0].n as number;
+
+  it('bounds each inbox on its own: /rec full answers 503 and keeps nothing new, an id already waiting is taken again, /cobr still takes its own', async () => {
+    // The /rec inbox full: API_PIX_INBOX_MAX recurrences waiting, due in an hour (the worker leaves them alone).
+    const waitingIds = Array.from({ length: INBOX_MAX }, recurrenceId);
+    await t.db.query(`INSERT INTO automatic_pix_inbox (kind, resource_id, next_attempt_at) SELECT 'rec', unnest($1::varchar[]), now() + interval '1 hour'`, [waitingIds]);
+    try {
+      const fresh = recurrenceId();
+      const refused = await t.http.post(`${webhookPath}/rec`).send({ recs: [{ idRec: fresh, status: 'APROVADA' }] }).expect(503);
+      expect(refused.body).toMatchObject({ status: 503, title: 'Try again later' });
+      expect(refused.headers['retry-after']).toBe('60');
+      expect(await kept([fresh])).toBe(0);
+      // A notification naming only recurrences already waiting adds nothing: taken (200), made due.
+      await t.http.post(`${webhookPath}/rec`).send({ recs: [{ idRec: waitingIds[0], status: 'APROVADA' }] }).expect(200);
+      const txid = `GWREC${randomBytes(11).toString('hex')}`;
+      await t.http.post(`${webhookPath}/cobr`).send({ cobsr: [{ txid, idRec: fresh }] }).expect(200);
+    } finally {
+      await t.db.query(`DELETE FROM automatic_pix_inbox WHERE resource_id = ANY($1::varchar[])`, [waitingIds]);
+    }
   });
 });
