@@ -47,6 +47,8 @@ export class AppConfig {
     reconcileSeconds: number;
     returnsSweepSeconds: number;
     timeoutMs: number;
+    /** Most ids waiting in each notification inbox (pix, rec, cobr); a notification beyond it is answered 503. */
+    inboxMax: number;
     /** Pix Automático's receiving account (/cobr's recebedor); null: Pix Automático is off under api-pix. */
     receiverAccount: { conta: string; tipoConta: 'CORRENTE' | 'POUPANCA' | 'PAGAMENTO'; agencia?: string } | null;
   } {
@@ -64,6 +66,7 @@ export class AppConfig {
       reconcileSeconds: env.API_PIX_RECONCILE_SECONDS,
       returnsSweepSeconds: env.API_PIX_RETURNS_SWEEP_SECONDS,
       timeoutMs: env.API_PIX_TIMEOUT_MS,
+      inboxMax: env.API_PIX_INBOX_MAX,
       receiverAccount: env.API_PIX_RECEIVER_ACCOUNT
         ? { conta: env.API_PIX_RECEIVER_ACCOUNT, tipoConta: env.API_PIX_RECEIVER_ACCOUNT_TYPE ?? 'CORRENTE', ...(env.API_PIX_RECEIVER_BRANCH ? { agencia: env.API_PIX_RECEIVER_BRANCH } : {}) }
         : null,
@@ -77,11 +80,22 @@ export class AppConfig {
   get apiPixWebhookPath(): string | null {
     return this.apiPixWebhookPaths?.pix ?? null;
   }
-  /** The paths the PSP calls under API_PIX_WEBHOOK_URL: received Pix, and Pix Automático's recurrences and recurring charges. */
-  get apiPixWebhookPaths(): { pix: string; rec: string; cobr: string } | null {
+  /**
+   * The paths the PSP calls under API_PIX_WEBHOOK_URL: received Pix, and, with Pix Automático configured
+   * (API_PIX_RECEIVER_ACCOUNT), its recurrences and recurring charges. Only these are served.
+   */
+  get apiPixWebhookPaths(): { pix: string; rec?: string; cobr?: string } | null {
     if (this.pixProvider !== 'api-pix') return null;
     const base = new URL(this.apiPix.webhookUrl).pathname.replace(/\/+$/, '');
-    return { pix: `${base}/pix`, rec: `${base}/rec`, cobr: `${base}/cobr` };
+    return this.apiPix.receiverAccount ? { pix: `${base}/pix`, rec: `${base}/rec`, cobr: `${base}/cobr` } : { pix: `${base}/pix` };
+  }
+  /**
+   * API_PIX_WEBHOOK_URL's last path segment (the unguessable one), or null with the sandbox: anyone who
+   * has it can make the service call the PSP, so it is masked in every log line and metric label.
+   */
+  get apiPixWebhookSecret(): string | null {
+    if (this.pixProvider !== 'api-pix') return null;
+    return new URL(this.apiPix.webhookUrl).pathname.replace(/\/+$/, '').split('/').pop() ?? null;
   }
   get isSandbox(): boolean {
     return this.paymentProvider === 'sandbox';

@@ -44,5 +44,8 @@ describe('API Pix configuration (issue 21)', () => {
     expect(reason({ ...valid, API_PIX_WEBHOOK_URL: 'https://gateway.example/psp/pix' })).toMatch(/unguessable path segment/);
     expect(reason({ ...valid, API_PIX_WEBHOOK_URL: 'http://gateway.example/psp/pix/3f9c1a7e5b2d4c6e8a0b1c2d3e4f5a6b' })).toMatch(/must be an https URL/);
     expect(reason({ ...valid, API_PIX_RECONCILE_SECONDS: '0' })).toBe('Invalid configuration: API_PIX_RECONCILE_SECONDS must be a whole number of seconds, 1 to 86400');
+    // An inbox must hold at least one notification's 100 ids.
+    expect(reason({ ...valid, API_PIX_INBOX_MAX: '99' })).toBe('Invalid configuration: API_PIX_INBOX_MAX must be a whole number of ids, 100 to 1000000');
+    expect(reason({ ...valid, API_PIX_INBOX_MAX: '100' })).toBeNull();
   });
 });

@@ -133,6 +133,17 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'API_PIX_RETURNS_SWEEP_SECONDS must be a whole number of seconds, 1 to 86400' })
   API_PIX_RETURNS_SWEEP_SECONDS = 900;
 
+  /**
+   * Most ids waiting to be checked with the PSP in each notification inbox (Pix received, Pix Automático's
+   * recurrences, its recurring charges): a notification that would take one past it is answered 503, and
+   * the PSP sends it again (reconciliation and the polling jobs find meanwhile what it names).
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'API_PIX_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
+  @Min(100, { message: 'API_PIX_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
+  @Max(1_000_000, { message: 'API_PIX_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
+  API_PIX_INBOX_MAX = 1000;
+
   /** Longest wait for one answer of the PSP before the call is retried. */
   @Transform(toInteger)
   @IsInt({ message: 'API_PIX_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { logMask, maskPathFields, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
+import { logMask, maskLiteralsInLine, maskPathFields, maskUrlForLog, requestIdFor, requestLogMiddleware } from './logging.module';
 
 const ADMIN_TOKEN = 'admin-token-0123456789';
 const mask = logMask([ADMIN_TOKEN, null]);
@@ -121,5 +121,16 @@ describe('the request line', () => {
     };
     expect(idOf('req-123_abc')).toEqual({ id: 'req-123_abc', echoed: 'req-123_abc' });
     for (const secret of ['4000000000000010', 'sk_Zk3v9Qm1AbCdEfGh', ADMIN_TOKEN]) expect(idOf(secret).id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('the written line (issue 35, M4)', () => {
+  it('holds none of the literal secrets it is given, in any field or message, and is unchanged without one', () => {
+    const secret = '3f9c1a7e5b2d4c6e8a0b1c2d3e4f5a6b';
+    const line = `{"paths":{"pix":"/psp/notifications/${secret}/pix"},"err":{"message":"PUT /webhook failed for https://gw.example/psp/notifications/${secret}"},"msg":"${secret}"}\n`;
+    const masked = maskLiteralsInLine([secret, null, 'short'])(line);
+    expect(masked).not.toContain(secret);
+    expect(masked).toBe(line.split(secret).join('[redacted]'));
+    expect(maskLiteralsInLine([null])(line)).toBe(line);
   });
 });

@@ -187,9 +187,25 @@ const LOG_BUFFER_BYTES = 4096;
 /** Longest a line waits to be written when fewer than LOG_BUFFER_BYTES are pending. */
 const LOG_FLUSH_MS = 200;
 
+/**
+ * The written line with each of `literals` replaced by [redacted], whatever field or message carries it:
+ * the last guard for a secret the service holds and some line might quote (the PSP webhook's path segment,
+ * which the boot line, an error's message or a URL could carry). Letters, digits, - and _ only, so the
+ * JSON line holds it as is.
+ */
+export function maskLiteralsInLine(literals: Array<string | null | undefined>): (line: string) => string {
+  const secrets = literals.filter((literal): literal is string => typeof literal === 'string' && literal.length >= 8);
+  return (line) => {
+    let masked = line;
+    for (const secret of secrets) if (masked.includes(secret)) masked = masked.split(secret).join(REDACTED);
+    return masked;
+  };
+}
+
 function createRequestLogging(config: AppConfig): RequestLogging {
   const { current, previous } = config.encryptionKeyring;
-  const mask = logMask([config.adminToken, ...[current, ...previous].map((key) => key.toString('hex'))]);
+  const webhookSecret = config.apiPixWebhookSecret;
+  const mask = logMask([config.adminToken, webhookSecret, ...[current, ...previous].map((key) => key.toString('hex'))]);
   // Written asynchronously and gathered: lines go out together once LOG_BUFFER_BYTES are pending, and at
   // least every LOG_FLUSH_MS, and when the application shuts down (below: Nest ends a SIGTERM by killing the
   // process with the signal again, which skips pino's own write at exit). The request line cost about
@@ -197,7 +213,10 @@ function createRequestLogging(config: AppConfig): RequestLogging {
   // write per line, was about half of that.
   const target = config.logFile ? { dest: config.logFile, append: true, mkdir: true } : { dest: 1 };
   const destination = pino.destination({ ...target, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
-  const root = pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) } }, destination);
+  const root = pino(
+    { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) }, hooks: { streamWrite: maskLiteralsInLine([webhookSecret]) } },
+    destination,
+  );
   const lines = pino({ level: config.logLevel }, destination);
   const flush = (): void => {
     try {

@@ -6,6 +6,7 @@ import { Pool } from 'pg';
 import { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
 import { PAYOUTS_QUEUE } from '../cashout/cashout.service';
 import { NOTIFICATIONS_QUEUE } from '../notifications/notifications.relay';
 import { NotificationsService } from '../notifications/notifications.service';
@@ -24,13 +25,17 @@ export class MetricsService {
   readonly registry = new Registry();
   private readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly pixDifferences: Counter<'kind'>;
+  /** The PSP webhook's secret path segment, shown as `:secret` in a route label; null with the sandbox. */
+  private readonly webhookSecret: string | null;
 
   constructor(
+    config: AppConfig,
     @InjectDataSource() dataSource: DataSource,
     notifications: NotificationsService,
     @InjectQueue(NOTIFICATIONS_QUEUE) notificationsQueue: Queue,
     @InjectQueue(PAYOUTS_QUEUE) payoutsQueue: Queue,
   ) {
+    this.webhookSecret = config.apiPixWebhookSecret;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requestDuration = new Histogram({
@@ -101,13 +106,18 @@ export class MetricsService {
     });
   }
 
-  /** Express middleware: observes each request's duration under its route template (never the raw URL). */
+  /**
+   * Express middleware: observes each request's duration under its route template (never the raw URL).
+   * The PSP webhook's routes are literal paths holding its secret segment: their label says `:secret`.
+   */
   requestTimer(): (request: Request, response: Response, next: NextFunction) => void {
+    const secret = this.webhookSecret;
+    const label = (route: string): string => (secret && route.includes(secret) ? route.split(secret).join(':secret') : route);
     return (request, response, next) => {
       const end = this.requestDuration.startTimer();
       response.once('finish', () => {
         const route = request.route as { path?: string } | undefined;
-        end({ method: request.method, route: route?.path ? `${request.baseUrl}${route.path}` : 'unmatched', status: String(response.statusCode) });
+        end({ method: request.method, route: route?.path ? label(`${request.baseUrl}${route.path}`) : 'unmatched', status: String(response.statusCode) });
       });
       next();
     };

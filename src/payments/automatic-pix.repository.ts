@@ -182,21 +182,37 @@ export class AutomaticPixRepository {
 
   /**
    * A notification's ids, kept before it is answered: each once while it waits. One already waiting is
-   * counted again and made due now: it may be under a check that read the PSP before this change.
+   * counted again and made due now: it may be under a check that read the PSP before this change. All or
+   * nothing: false, and nothing kept, when the ids not already waiting would take this kind's inbox past
+   * `max` (counted under a lock per kind, so that two notifications at once cannot both fit).
    */
-  async enqueueNotified(kind: NotifiedKind, resourceIds: string[]): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[])
-       ON CONFLICT (kind, resource_id) DO UPDATE SET notifications = automatic_pix_inbox.notifications + 1, next_attempt_at = now()`,
-      [kind, resourceIds],
-    );
+  async enqueueNotified(kind: NotifiedKind, resourceIds: string[], max: number): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('automatic-pix-inbox'), hashtext($1))`, [kind]);
+      const [{ fits }]: Array<{ fits: boolean }> = await manager.query(
+        `WITH ids AS (SELECT DISTINCT unnest($2::varchar[]) AS id),
+              fresh AS (SELECT id FROM ids WHERE NOT EXISTS (SELECT 1 FROM automatic_pix_inbox WHERE kind = $1 AND resource_id = ids.id))
+         SELECT (SELECT count(*) FROM (SELECT 1 FROM automatic_pix_inbox WHERE kind = $1 LIMIT $3) waiting) + (SELECT count(*) FROM fresh) <= $3 AS fits`,
+        [kind, resourceIds, max],
+      );
+      if (!fits) return false;
+      await manager.query(
+        `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[])
+         ON CONFLICT (kind, resource_id) DO UPDATE SET notifications = automatic_pix_inbox.notifications + 1, next_attempt_at = now()`,
+        [kind, resourceIds],
+      );
+      return true;
+    });
   }
 
-  /** Notified ids due to be checked with the PSP, each leased for a minute. */
+  /**
+   * Notified ids due to be checked with the PSP, the latest due first (a notification just come is not
+   * held behind a backlog), each leased for a minute.
+   */
   async claimNotified(limit: number): Promise<NotifiedItem[]> {
     const rows = await NOTIFIED_LEASE.claim<{ id: number; kind: NotifiedKind; resource_id: string; notifications: number }>(
       this.dataSource,
-      `SELECT id FROM automatic_pix_inbox WHERE next_attempt_at <= now() AND ${NOTIFIED_LEASE.free()} ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      `SELECT id FROM automatic_pix_inbox WHERE next_attempt_at <= now() AND ${NOTIFIED_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
       ['id', 'kind', 'resource_id', 'notifications'],
     );

@@ -128,10 +128,11 @@ export class AutomaticPixService {
   /**
    * The ids a PSP notification names (POST <webhook>/rec: recurrences; /cobr: recurring charges' txids),
    * kept before the notification is answered 200: the body is not trusted (each is fetched from the PSP
-   * by processNotified), and a process that dies after the 200 loses nothing.
+   * by processNotified), and a process that dies after the 200 loses nothing. False, and nothing kept,
+   * when the ids not waiting yet would take this kind's inbox past `inboxMax`.
    */
-  async notified(kind: NotifiedKind, ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.repository.enqueueNotified(kind, ids);
+  async notified(kind: NotifiedKind, ids: string[], inboxMax: number): Promise<boolean> {
+    return ids.length === 0 || this.repository.enqueueNotified(kind, ids, inboxMax);
   }
 
   /**

@@ -89,11 +89,15 @@ export class PixReceiptsRepository {
     return new Set(rows.map((row) => row.end_to_end_id));
   }
 
-  /** Of these Pix, those whose notification waits in the inbox not yet checked (the inbox worker will apply them). */
+  /**
+   * Of these Pix, those whose notification came less than a minute ago and is not checked yet (the inbox
+   * worker is about to apply them). One waiting longer (behind a flood of forged ids, or claimed by an
+   * instance that hangs) is not excluded: reconciliation applies it.
+   */
   async notifiedUnchecked(endToEndIds: string[]): Promise<Set<string>> {
     if (endToEndIds.length === 0) return new Set();
     const rows: Array<{ end_to_end_id: string }> = await this.dataSource.query(
-      `SELECT end_to_end_id FROM pix_inbox WHERE end_to_end_id = ANY($1::varchar[]) AND attempts = 0`,
+      `SELECT end_to_end_id FROM pix_inbox WHERE end_to_end_id = ANY($1::varchar[]) AND attempts = 0 AND received_at > now() - interval '1 minute'`,
       [endToEndIds],
     );
     return new Set(rows.map((row) => row.end_to_end_id));
@@ -120,15 +124,33 @@ export class PixReceiptsRepository {
     return rows.map((row) => ({ saleId: row.id, endToEndId: row.pix_end_to_end_id, amountCents: cents(Number(row.amount_cents)) }));
   }
 
-  /** Notifications to check: each Pix once while it waits (a repeated notification finds it there). */
-  async enqueue(endToEndIds: string[]): Promise<void> {
-    await this.dataSource.query(`INSERT INTO pix_inbox (end_to_end_id) SELECT DISTINCT unnest($1::varchar[]) ON CONFLICT (end_to_end_id) DO NOTHING`, [endToEndIds]);
+  /**
+   * Notifications to check: each Pix once while it waits (a repeated notification finds it there). All or
+   * nothing: false, and nothing written, when the ids not already waiting would take the inbox past `max`
+   * (counted under a lock, so that two notifications at once cannot both fit).
+   */
+  async enqueue(endToEndIds: string[], max: number): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('pix-inbox'))`);
+      const [{ fits }]: Array<{ fits: boolean }> = await manager.query(
+        `WITH ids AS (SELECT DISTINCT unnest($1::varchar[]) AS id),
+              fresh AS (SELECT id FROM ids WHERE NOT EXISTS (SELECT 1 FROM pix_inbox WHERE end_to_end_id = ids.id))
+         SELECT (SELECT count(*) FROM (SELECT 1 FROM pix_inbox LIMIT $2) waiting) + (SELECT count(*) FROM fresh) <= $2 AS fits`,
+        [endToEndIds, max],
+      );
+      if (fits) await manager.query(`INSERT INTO pix_inbox (end_to_end_id) SELECT DISTINCT unnest($1::varchar[]) ON CONFLICT (end_to_end_id) DO NOTHING`, [endToEndIds]);
+      return fits;
+    });
   }
 
+  /**
+   * Notifications due, the latest first: a Pix notified now is checked before a backlog of older ones (a
+   * flood of forged ids does not hold it back; reconciliation applies what waits over a minute).
+   */
   async claimInbox(limit: number): Promise<string[]> {
     const rows = await INBOX_LEASE.claim<{ end_to_end_id: string }>(
       this.dataSource,
-      `SELECT end_to_end_id FROM pix_inbox WHERE next_attempt_at <= now() AND ${INBOX_LEASE.free()} ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      `SELECT end_to_end_id FROM pix_inbox WHERE next_attempt_at <= now() AND ${INBOX_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
       ['end_to_end_id'],
     );

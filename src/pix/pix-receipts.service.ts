@@ -12,8 +12,8 @@ import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesRepository } from '../sales/sales.repository';
 import { PixReceiptsRepository, ReceiptOutcome, ReceiptRow } from './pix-receipts.repository';
 
-/** Notifications checked per pass. */
-const INBOX_BATCH = 50;
+/** Notifications claimed at once: a Pix notified while a batch is checked waits for at most this many look-ups at the PSP. */
+const INBOX_BATCH = 10;
 const RETURNS_BATCH = 100;
 
 /** Why each Pix that belongs to no sale goes back to its payer (the return's description). */
@@ -49,9 +49,13 @@ export class PixReceiptsService {
     @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
   ) {}
 
-  /** Writes the notified Pix to the inbox (the body is not trusted: each is fetched from the PSP before anything moves). */
-  async notified(endToEndIds: string[]): Promise<void> {
-    await this.receipts.enqueue(endToEndIds);
+  /**
+   * Writes the notified Pix to the inbox (the body is not trusted: each is fetched from the PSP before
+   * anything moves). False, and nothing written, when the ids not waiting yet would take the inbox past
+   * `inboxMax`.
+   */
+  async notified(endToEndIds: string[], inboxMax: number): Promise<boolean> {
+    return this.receipts.enqueue(endToEndIds, inboxMax);
   }
 
   /** Checks the notifications waiting in the inbox with the PSP and applies what it confirms. How many were checked. */

@@ -14,7 +14,7 @@ import { PixInboxWorker, PixScheduler } from './pix.scheduler';
 
 /**
  * What comes from the PIX provider: the PSP's notifications (the webhook at API_PIX_WEBHOOK_URL's path,
- * served only with PIX_PROVIDER=api-pix), the Pix received applied or returned, reconciliation and its
+ * served only with PIX_PROVIDER=api-pix; its /rec and /cobr only with Pix Automático configured), the Pix received applied or returned, reconciliation and its
  * report for the operator.
  */
 @Module({

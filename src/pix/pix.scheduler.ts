@@ -84,7 +84,10 @@ export class PixScheduler implements OnApplicationBootstrap, OnApplicationShutdo
         await provider.registerWebhook(webhookUrl);
         // Pix Automático's recurrences and recurring charges notify <webhookUrl>/rec and /cobr.
         if (this.automaticProvider instanceof ApiPixAutomaticProvider) await this.automaticProvider.registerWebhooks(webhookUrl);
-        this.logger.log({ paths: this.config.apiPixWebhookPaths }, 'Webhooks registered with the PSP');
+        // The paths as routes, the secret segment never written (issue 35).
+        const secret = this.config.apiPixWebhookSecret as string;
+        const paths = Object.values(this.config.apiPixWebhookPaths ?? {}).map((path) => path.split(secret).join(':secret'));
+        this.logger.log({ paths }, 'Webhooks registered with the PSP');
         return;
       } catch (error) {
         this.logger.error({ err: error }, 'Could not register the webhook with the PSP; trying again (reconciliation applies payments meanwhile)');

@@ -40,6 +40,8 @@ const FORBIDDEN_SHAPES: Array<[string, RegExp]> = [
   ['a postback secret', /whsec_[A-Za-z0-9+/_-]{20,}/],
   ['a CVV field', /"cvv"\s*:/i],
   ['a card number field', /"(number|cardNumber)"\s*:\s*"\d{13,19}"/],
+  // The tests' API_PIX_WEBHOOK_URL: /psp/notifications/<its secret segment> (issue 35, M4).
+  ['the PSP webhook path secret', /\/psp\/notifications\/[A-Za-z0-9_-]{22,}/],
 ];
 
 /** Every log line of the run's apps, searched for secrets and card data: one finding per leaking line. */
