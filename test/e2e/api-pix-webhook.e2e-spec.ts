@@ -37,17 +37,8 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
     webhookPath = `/psp/notifications/${secret}`;
     logFile = process.env.LOG_FILE as string;
     t = await startApp({
-      PIX_PROVIDER: 'api-pix',
-      API_PIX_BASE_URL: psp.baseUrl,
-      API_PIX_TOKEN_URL: psp.tokenUrl,
-      API_PIX_CLIENT_ID: CLIENT_ID,
-      API_PIX_CLIENT_SECRET: CLIENT_SECRET,
-      API_PIX_CERT_FILE: certs.clientCertFile,
-      API_PIX_KEY_FILE: certs.clientKeyFile,
-      API_PIX_CA_FILE: certs.caFile,
-      API_PIX_RECEIVER_KEY: RECEIVER_KEY,
+      ...psp.gatewayEnv(`http://127.0.0.1:${port}${webhookPath}`),
       API_PIX_RECEIVER_ACCOUNT: undefined,
-      API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}${webhookPath}`,
       API_PIX_RECONCILE_SECONDS: '1',
       API_PIX_TIMEOUT_MS: '1500',
       API_PIX_INBOX_MAX: String(INBOX_MAX),
@@ -176,16 +167,7 @@ describe('The PSP webhook with Pix Automático configured (issue 35, M4)', () =>
     const port = await freePort();
     webhookPath = `/psp/notifications/${randomBytes(16).toString('hex')}`;
     t = await startApp({
-      PIX_PROVIDER: 'api-pix',
-      API_PIX_BASE_URL: psp.baseUrl,
-      API_PIX_TOKEN_URL: psp.tokenUrl,
-      API_PIX_CLIENT_ID: CLIENT_ID,
-      API_PIX_CLIENT_SECRET: CLIENT_SECRET,
-      API_PIX_CERT_FILE: certs.clientCertFile,
-      API_PIX_KEY_FILE: certs.clientKeyFile,
-      API_PIX_CA_FILE: certs.caFile,
-      API_PIX_RECEIVER_KEY: RECEIVER_KEY,
-      API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}${webhookPath}`,
+      ...psp.gatewayEnv(`http://127.0.0.1:${port}${webhookPath}`),
       API_PIX_RECEIVER_ACCOUNT: '12345678',
       API_PIX_RECEIVER_ACCOUNT_TYPE: 'CORRENTE',
       API_PIX_RECONCILE_SECONDS: '1',

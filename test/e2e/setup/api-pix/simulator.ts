@@ -207,6 +207,26 @@ export class ApiPixSimulator {
     return pix;
   }
 
+  /**
+   * The variables that point the gateway at this PSP (PIX_PROVIDER=api-pix, its URLs, OAuth client,
+   * client certificate, CA, receiver key) with its webhook at `webhookUrl`; a test adds its own.
+   */
+  gatewayEnv(webhookUrl: string): Record<string, string> {
+    const { certs, clientId, clientSecret, receiverKey } = this.options;
+    return {
+      PIX_PROVIDER: 'api-pix',
+      API_PIX_BASE_URL: this.baseUrl,
+      API_PIX_TOKEN_URL: this.tokenUrl,
+      API_PIX_CLIENT_ID: clientId,
+      API_PIX_CLIENT_SECRET: clientSecret,
+      API_PIX_CERT_FILE: certs.clientCertFile,
+      API_PIX_KEY_FILE: certs.clientKeyFile,
+      API_PIX_CA_FILE: certs.caFile,
+      API_PIX_RECEIVER_KEY: receiverKey,
+      API_PIX_WEBHOOK_URL: webhookUrl,
+    };
+  }
+
   /** A Pix to the receiver's key that matches no charge (reconciliation): notified only when it has a txid. */
   async receiveUnknownPix(amount: string, options: UnknownPixOptions = {}): Promise<Pix> {
     assertAmount(amount);
