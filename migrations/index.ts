@@ -20,6 +20,7 @@ import { AddEventsApi1795500000000 } from './1795500000000-AddEventsApi';
 import { AddAutomaticPixInbox1795510000000 } from './1795510000000-AddAutomaticPixInbox';
 import { CoverStatementIndex1795520000000 } from './1795520000000-CoverStatementIndex';
 import { CountSubscriptionsPerSeller1795530000000 } from './1795530000000-CountSubscriptionsPerSeller';
+import { AddOutboxManualTry1795550000000 } from './1795550000000-AddOutboxManualTry';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   AddAutomaticPixInbox1795510000000,
   CoverStatementIndex1795520000000,
   CountSubscriptionsPerSeller1795530000000,
+  AddOutboxManualTry1795550000000,
 ];

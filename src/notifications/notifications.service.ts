@@ -165,7 +165,8 @@ export class NotificationsService {
     const result = await this.send(event, body, headers);
     const delivered = result.responseStatus !== null && result.responseStatus >= 200 && result.responseStatus < 300;
     const error = delivered ? null : (result.error ?? `answered HTTP ${result.responseStatus}`);
-    const retryAt = delivered ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
+    // A seller's redelivery of an event with no try left is this one try (issue 35, L4).
+    const retryAt = delivered || event.manualTry ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
     const status: DeliveryStatus = delivered ? 'DELIVERED' : retryAt ? 'PENDING' : 'FAILED';
     await this.notifications.recordAttempt(
       event,

@@ -62,6 +62,10 @@ export class OutboxEventEntity {
   @Column({ name: 'retry_base_at', type: 'timestamptz' })
   retryBaseAt: Date;
 
+  /** A seller's redelivery of an event with no try left: this one try only; its failure makes the event FAILED again. */
+  @Column({ name: 'manual_try', type: 'boolean', default: false })
+  manualTry: boolean;
+
   @Column({ name: 'enqueued_at', type: 'timestamptz', nullable: true })
   enqueuedAt: Date | null;
 
