@@ -5,7 +5,13 @@ import { PageLimit, queryInteger } from '../../common/validation/query-integers'
 
 const toInteger = queryInteger(15);
 
-export const EVENT_TYPES = ['transaction.status_changed', 'refund.status_changed', 'subscription.status_changed', 'withdrawal.status_changed'] as const;
+export const EVENT_TYPES = [
+  'transaction.status_changed',
+  'refund.status_changed',
+  'subscription.status_changed',
+  'subscription.automatic_pix_changed',
+  'withdrawal.status_changed',
+] as const;
 export const EVENT_OBJECT_TYPES = ['sale', 'subscription', 'withdrawal'] as const;
 export const EVENT_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type EventDeliveryStatus = (typeof EVENT_DELIVERY_STATUSES)[number];

@@ -34,7 +34,7 @@ export class OutboxEventEntity {
   @Column({ type: 'jsonb' })
   payload: Record<string, unknown>;
 
-  /** transaction.status_changed, refund.status_changed, subscription.status_changed or withdrawal.status_changed. */
+  /** transaction.status_changed, refund.status_changed, subscription.status_changed, subscription.automatic_pix_changed or withdrawal.status_changed. */
   @Column({ name: 'event_type', type: 'varchar' })
   eventType: string;
 
