@@ -54,6 +54,8 @@ export class AutomaticPixRepository {
   /**
    * Renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy`
    * (YYYY-MM-DD), not sent yet, each leased (CHARGE_SEND) so that no other instance sends it meanwhile.
+   * Not the charge of a period a cancellation scheduled at or before its due date never gives (a
+   * journey-2 trial cancelled at its end: nextBillingDate, and so the period's end, is trialEndsAt).
    */
   async claimChargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
     const claimed = await CHARGE_SEND.claim(
@@ -61,7 +63,9 @@ export class AutomaticPixRepository {
       `SELECT id FROM sales
         WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL
           AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND ${CHARGE_SEND.free()}
-          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING')
+          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
+                        AND NOT (sub.scheduled_cancellation_date IS NOT NULL AND sales.billing_period = sub.current_period
+                                 AND sub.scheduled_cancellation_date <= sub.period_due_at))
         ORDER BY automatic_pix_due_date LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [sendBy, sellerId, limit],
     );

@@ -137,4 +137,21 @@ describe('Subscription postbacks after the change, and Pix Automático authoriza
     const charges = (await t.db.query(`SELECT status, billing_period FROM sales WHERE subscription_id = $1 ORDER BY id`, [id])) as Array<{ status: string; billing_period: number }>;
     expect(charges).toEqual([{ status: 'PAGO', billing_period: 0 }]);
   });
+
+  it('journey 2: a cancellation at the period end asked during the trial ends it at trialEndsAt, and its first charge is never sent', async () => {
+    const seller = await createSeller(t);
+    const sale = await create(seller, { trialDays: 7 });
+    const id = sale.subscription.id;
+    const trialing = (await payer(seller, id, 'AUTHORIZE')).body;
+    const trialEnd = Date.parse(trialing.trialEndsAt);
+    const scheduled = await t.http.post(`/api/subscriptions/${id}/cancel`).set(seller.headers).send({ cancelImmediately: false }).expect(200);
+    expect(scheduled.body.data).toMatchObject({ status: 'TRIALING', scheduledCancellationDate: trialing.trialEndsAt });
+
+    await run(seller, trialEnd - 4 * DAY + HOUR);
+    const charge = async () => ((await t.db.query(`SELECT status, automatic_pix_sent_at FROM sales WHERE id = $1`, [sale.id])) as Array<{ status: string; automatic_pix_sent_at: Date | null }>)[0];
+    expect(await charge()).toEqual({ status: 'PENDENTE', automatic_pix_sent_at: null });
+    await run(seller, trialEnd + HOUR);
+    expect(await lookup(seller, id)).toMatchObject({ status: 'CANCELLED', successfulBillings: 0, nextBillingDate: null });
+    expect(await charge()).toEqual({ status: 'CANCELADO', automatic_pix_sent_at: null });
+  });
 });
