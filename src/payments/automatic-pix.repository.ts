@@ -164,17 +164,19 @@ export class AutomaticPixRepository {
     return [...new Set([...pending, ...authorized].map((row) => row.id))];
   }
 
-  /** The authorization's new state, in the caller's transaction. */
+  /** The authorization's new state, in the caller's transaction; the subscription's updated_at is `at` (the change's now, as its postback says). */
   async saveAuthorization(
     subscriptionId: number,
     change: { status: AutomaticPixStatus; authorizedAt?: Date; endedAt?: Date; endReason?: string },
+    at: Date,
     manager: EntityManager,
   ): Promise<void> {
     await manager.query(
       `UPDATE subscriptions SET automatic_pix_status = $2, automatic_pix_authorized_at = COALESCE($3, automatic_pix_authorized_at),
-              automatic_pix_ended_at = COALESCE($4, automatic_pix_ended_at), automatic_pix_end_reason = COALESCE($5, automatic_pix_end_reason)
+              automatic_pix_ended_at = COALESCE($4, automatic_pix_ended_at), automatic_pix_end_reason = COALESCE($5, automatic_pix_end_reason),
+              updated_at = $6
         WHERE id = $1`,
-      [subscriptionId, change.status, change.authorizedAt ?? null, change.endedAt ?? null, change.endReason ?? null],
+      [subscriptionId, change.status, change.authorizedAt ?? null, change.endedAt ?? null, change.endReason ?? null, at],
     );
   }
 

@@ -189,7 +189,7 @@ export class AutomaticPixService {
       await this.dataSource.transaction(async (manager) => {
         const [locked] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
         if (!locked || locked.automaticPixStatus !== subscription.automaticPixStatus) return;
-        await this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, manager);
+        await this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, now, manager);
         await this.announceAuthorization(manager, locked, now);
       });
       return true;
@@ -220,7 +220,7 @@ export class AutomaticPixService {
       // Every postback of this change carries the subscription as it is after it (issue 35): read again once the authorization is saved.
       const saved = async () => (await this.subscriptions.findByIdsForUpdate([subscriptionId], manager))[0];
       if (outcome === 'AUTHORIZED') {
-        await this.repository.saveAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, manager);
+        await this.repository.saveAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, now, manager);
         const locked = await saved();
         if (locked.status === 'PENDING' && locked.automaticPixJourney === 'JOURNEY_2' && opening !== null) {
           // The trial starts with the authorization; the first charge is collected when it ends.
@@ -245,7 +245,7 @@ export class AutomaticPixService {
         await this.announceAuthorization(manager, before, now);
         return;
       }
-      await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, manager);
+      await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, now, manager);
       if (fallbackPix && opening !== null) {
         await this.repository.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, pixProvider: fallbackPix.pixProvider as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
       }

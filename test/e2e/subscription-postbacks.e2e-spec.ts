@@ -83,9 +83,11 @@ describe('Subscription postbacks after the change, and Pix Automático authoriza
   it('announces an authorization rejected or expired alone (renewals by QR per cycle), and lists it in the events API', async () => {
     const seller = await createSeller(t);
     const rejected = await create(seller);
+    const beforeReject = await lookup(seller, rejected.subscription.id);
     await payer(seller, rejected.subscription.id, 'REJECT');
     const afterReject = await lookup(seller, rejected.subscription.id);
     expect(afterReject).toMatchObject({ status: 'PENDING', automaticPix: { status: 'REJECTED', renewals: 'QR_PER_CYCLE' } });
+    expect(Date.parse(afterReject.updatedAt)).toBeGreaterThan(Date.parse(beforeReject.updatedAt)); // a change of the subscription
     const [rejection] = await waitPostbacks(seller, 1);
     expect(line(rejection)).toBe('subscription.automatic_pix_changed PENDING→REJECTED');
     expect(rejection.body.data).toEqual(afterReject);
