@@ -20,6 +20,7 @@ import { AddEventsApi1795500000000 } from './1795500000000-AddEventsApi';
 import { AddAutomaticPixInbox1795510000000 } from './1795510000000-AddAutomaticPixInbox';
 import { CoverStatementIndex1795520000000 } from './1795520000000-CoverStatementIndex';
 import { CountSubscriptionsPerSeller1795530000000 } from './1795530000000-CountSubscriptionsPerSeller';
+import { AddOutboxManualTry1795550000000 } from './1795550000000-AddOutboxManualTry';
 import { RecordDisputedAmounts1795560000000 } from './1795560000000-RecordDisputedAmounts';
 import { RecordPspReturnsAndSandboxPayments1795580000000 } from './1795580000000-RecordPspReturnsAndSandboxPayments';
 
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   AddAutomaticPixInbox1795510000000,
   CoverStatementIndex1795520000000,
   CountSubscriptionsPerSeller1795530000000,
+  AddOutboxManualTry1795550000000,
   RecordDisputedAmounts1795560000000,
   RecordPspReturnsAndSandboxPayments1795580000000,
 ];

@@ -65,6 +65,16 @@ describe('What a charge does to its subscription (subscriptionChangeOnCharge)', 
     expect(change?.changes).toMatchObject({ successfulBillings: 3, failedBillings: 0, pastDueSince: null, nextRetryAt: null, lastPaymentDate: NOW });
   });
 
+  it('moves the next billing date of a Pix Automático trial from the trial end to one cycle after it when its first charge is paid, once', () => {
+    const trialEnd = new Date('2031-03-08T12:00:00.000Z');
+    const trialing = active({ status: 'TRIALING', paymentMethod: 'PIX', currentPeriod: 0, periodDueAt: trialEnd, nextBillingDate: trialEnd, automaticPixJourney: 'JOURNEY_2' });
+    const paid = subscriptionChangeOnCharge(trialing, { status: 'PAGO', billingPeriod: 0 }, 'PENDENTE', NOW, DEFAULT_DUNNING);
+    expect(paid?.event).toBe('CHARGE_CONFIRMED');
+    expect(paid?.changes.nextBillingDate).toEqual(new Date('2031-04-08T12:00:00.000Z'));
+    // A renewal's opening moved the date already: its payment leaves it.
+    expect(subscriptionChangeOnCharge(active(), { status: 'PAGO', billingPeriod: 2 }, 'PENDENTE', NOW, DEFAULT_DUNNING)?.changes).not.toHaveProperty('nextBillingDate');
+  });
+
   it('marks a charge paid after the subscription stopped to be refunded, and changes nothing else', () => {
     for (const status of ['CANCELLED', 'PAUSED'] as const) {
       expect(subscriptionChangeOnCharge(active({ status }), { status: 'PAGO', billingPeriod: 2 }, 'EM_PROCESSAMENTO', NOW, DEFAULT_DUNNING)).toEqual({

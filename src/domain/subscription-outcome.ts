@@ -114,7 +114,7 @@ export function subscriptionChangeOnCharge(subscription: SubscriptionState, sale
         Object.assign(changes, { startedAt: now, trialEndsAt, periodDueAt: now, nextBillingDate: trialEndsAt ?? addCycle(now, subscription.billingCycle, onCalendar(subscription)) });
       } else if (!first && sale.billingPeriod === subscription.currentPeriod) {
         if (subscription.status === 'TRIALING' || subscription.status === 'PAST_DUE') event = 'CHARGE_CONFIRMED';
-        Object.assign(changes, { pastDueSince: null, nextRetryAt: null, awaitingPaymentSince: null });
+        Object.assign(changes, { pastDueSince: null, nextRetryAt: null, awaitingPaymentSince: null }, nextBillingOnOutcome(subscription, now));
       }
       break;
     case 'FAILED': {
@@ -123,10 +123,14 @@ export function subscriptionChangeOnCharge(subscription: SubscriptionState, sale
       const billed = subscription.status === 'PAST_DUE' || canMove(subscription.status, 'CHARGE_FAILED');
       if (!first && billed && sale.billingPeriod === subscription.currentPeriod && subscription.periodDueAt) {
         if (subscription.status !== 'PAST_DUE') event = 'CHARGE_FAILED';
-        Object.assign(changes, {
-          pastDueSince: subscription.pastDueSince ?? subscription.periodDueAt,
-          nextRetryAt: nextRetryAt(subscription.periodDueAt, subscription.periodAttempts, dunning),
-        });
+        Object.assign(
+          changes,
+          {
+            pastDueSince: subscription.pastDueSince ?? subscription.periodDueAt,
+            nextRetryAt: nextRetryAt(subscription.periodDueAt, subscription.periodAttempts, dunning),
+          },
+          nextBillingOnOutcome(subscription, now),
+        );
       } else if (first && sale.status === 'RECUSADO' && subscription.status === 'PENDING') {
         // The first charge refused for good: the subscription never starts.
         event = 'CANCEL';
@@ -157,6 +161,18 @@ export function subscriptionTransition(status: SubscriptionStatus, event: Subscr
   const next = event ? nextSubscriptionStatus(status, event) : status;
   const cleared = isFinalSubscriptionStatus(next) ? { nextBillingDate: null, nextRetryAt: null, scheduledCancellationDate: null } : {};
   return { next, columns: { ...changes, status: next, ...cleared } };
+}
+
+/**
+ * The next billing date once the charge of the current period has its outcome, when it still is that
+ * period's own due date: the first charge of a Pix Automático trial (journey 2) is written before the
+ * trial ends, and during the trial nextBillingDate is trialEndsAt (platform.md §7); paid or failed, the
+ * next date is one cycle after it. Nothing for a renewal, whose opening moved the date already.
+ */
+function nextBillingOnOutcome(subscription: SubscriptionState, now: Date): SubscriptionColumns {
+  const { nextBillingDate, periodDueAt } = subscription;
+  if (!nextBillingDate || !periodDueAt || nextBillingDate.getTime() > periodDueAt.getTime()) return {};
+  return { nextBillingDate: nextBillingAfter(periodDueAt, now, subscription.billingCycle, onCalendar(subscription)) };
 }
 
 /**

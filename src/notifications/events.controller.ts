@@ -57,7 +57,8 @@ export class EventsController {
   @Post('redeliver')
   @HttpCode(202)
   @ApiOperation({
-    summary: 'Send again every failed event created in [since, until): at most 1000 a call (remaining says what is left), idempotent, one of MANUAL_SENDS_PER_HOUR',
+    summary:
+      'Send again now every event whose latest try failed in [since, until), once each with its own id: each event one of MANUAL_SENDS_PER_HOUR, at most 1000 a call (remaining says what is left), idempotent',
   })
   @ApiAcceptedResponse({ type: RedeliveredResponse })
   @ApiErrorResponses('events', ['VALIDATION_ERROR', ...READ_ERRORS])
@@ -105,7 +106,7 @@ export class EventsController {
 
   @Post(':id/redeliver')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Send one event again now, with its own id and a fresh retry schedule (one of MANUAL_SENDS_PER_HOUR)' })
+  @ApiOperation({ summary: 'Send one event again now, with its own id: one try, or its waiting retry brought forward (one of MANUAL_SENDS_PER_HOUR)' })
   @ApiParam(EVENT_ID)
   @ApiAcceptedResponse({ type: EventOneResponse })
   @ApiErrorResponses('events', ['VALIDATION_ERROR', 'NOT_FOUND', ...READ_ERRORS])

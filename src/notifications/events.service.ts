@@ -7,7 +7,7 @@ import { DeliveryStatus, OutboxEventEntity } from './entities/outbox-event.entit
 import { EndpointHealthRow, EventFilter, NotificationsRepository } from './notifications.repository';
 import { ManualSendsLimiter } from './manual-sends.limiter';
 
-/** Failed events one bulk redelivery puts back in line; the answer says how many are left for the next call. */
+/** Events one bulk redelivery sends again at most (fewer when less is left of MANUAL_SENDS_PER_HOUR); the answer says how many are left for the next call. */
 export const BULK_REDELIVERY_MAX = 1000;
 const DAY_MS = 86_400_000;
 
@@ -128,18 +128,25 @@ export class EventsService {
     return { ...toEventView(event), deliveryAttempts: attempts.map(toAttemptView) };
   }
 
-  /** Sends one event again now, with its own id and a fresh retry schedule (counts in MANUAL_SENDS_PER_HOUR). */
+  /**
+   * Sends one event again now, with its own id (one of MANUAL_SENDS_PER_HOUR): a pending event's next
+   * retry is brought forward, any other gets one try (no fresh retry schedule).
+   */
   async redeliver(sellerId: number, eventId: string): Promise<EventView & { deliveryAttempts: EventAttemptView[] }> {
     const event = await this.require(sellerId, eventId);
     await this.manualSends.take(sellerId);
-    await this.notifications.requeue(event.id);
+    await this.notifications.redeliverOnce(event.id);
     return this.get(sellerId, event.eventId);
   }
 
   /**
-   * Puts every FAILED event created in [since, until) back in line, up to BULK_REDELIVERY_MAX a call,
-   * oldest first; a call counts once in MANUAL_SENDS_PER_HOUR. Events already back in line or delivered
-   * are not touched, so repeating the call sends nothing twice.
+   * After an outage: every event whose latest try failed in [since, until) is sent again now, oldest
+   * first, each once with its own id: a FAILED one gets one try, a PENDING one has its waiting retry
+   * brought forward (not a second send beside it). Each event sent counts as one of
+   * MANUAL_SENDS_PER_HOUR (a call that sends none counts one): at most the budget left and
+   * BULK_REDELIVERY_MAX a call, `remaining` says how many wait for the next; 429 when nothing is left of
+   * the budget. Events already due, in flight or delivered are not touched, so repeating the call sends
+   * nothing twice.
    */
   async redeliverFailed(sellerId: number, since: Date, until: Date = new Date()): Promise<{ requeued: number; remaining: number }> {
     const oldest = Date.now() - this.config.outboxRetentionDays * DAY_MS;
@@ -149,8 +156,15 @@ export class EventsService {
       ]);
     }
     if (until.getTime() <= since.getTime()) throw new RequestValidationError([], [{ field: 'until', message: 'until must be after since' }]);
-    await this.manualSends.take(sellerId);
-    return this.notifications.requeueFailed(sellerId, since, until, BULK_REDELIVERY_MAX);
+    const budget = await this.manualSends.takeUpTo(sellerId, BULK_REDELIVERY_MAX);
+    let used = 1;
+    try {
+      const result = await this.notifications.redeliverLatestFailed(sellerId, since, until, budget);
+      used = Math.max(1, result.requeued);
+      return result;
+    } finally {
+      await this.manualSends.giveBack(sellerId, budget - used);
+    }
   }
 
   /** The seller's postback and webhook URLs: failing after POSTBACK_ENDPOINT_FAILING_DAYS of failures without a success. */

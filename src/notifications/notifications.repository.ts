@@ -190,7 +190,7 @@ export class NotificationsRepository {
       const [, affected]: [unknown, number] = await manager.query(
         `UPDATE outbox_events
             SET status = $3::varchar, attempts = attempts + 1, next_attempt_at = COALESCE($4::timestamptz, next_attempt_at),
-                enqueued_at = NULL, last_error = $5, delivered_at = CASE WHEN $3::varchar = 'DELIVERED' THEN now() ELSE delivered_at END
+                enqueued_at = NULL, manual_try = false, last_error = $5, delivered_at = CASE WHEN $3::varchar = 'DELIVERED' THEN now() ELSE delivered_at END
           WHERE id = $1 AND attempts = $2 AND status = 'PENDING'`,
         [event.id, event.attempts, outcome.status, outcome.nextAttemptAt, attempt.error],
       );
@@ -241,26 +241,34 @@ export class NotificationsRepository {
   }
 
   /**
-   * Puts up to `limit` of the seller's FAILED events created in [since, until) back in line, oldest first,
-   * each with a fresh retry schedule and its own id. Events not FAILED are left as they are, so asking
-   * twice sends nothing twice. Returns how many went back and how many failed ones of the period are left.
+   * Sends again now up to `limit` of the seller's events whose latest try failed in [since, until), oldest
+   * first, each with its own id: a FAILED one gets one try (manual_try: its failure makes it FAILED
+   * again), a PENDING one waiting for its next retry has that retry brought forward to now (the same
+   * attempt, so the same Bull job id: never a second delivery beside it). An event already due, in
+   * flight, or delivered is not touched, so asking twice sends nothing twice. Returns how many went back
+   * and how many of the period are left.
    */
-  async requeueFailed(sellerId: number, since: Date, until: Date, limit: number): Promise<{ requeued: number; remaining: number }> {
+  async redeliverLatestFailed(sellerId: number, since: Date, until: Date, limit: number): Promise<{ requeued: number; remaining: number }> {
+    const waiting = `(e.status = 'FAILED' OR (e.status = 'PENDING' AND e.attempts > 0 AND e.next_attempt_at > now()))`;
     const [row]: Array<{ requeued: number; remaining: number }> = await this.dataSource.query(
-      `WITH picked AS (
-         SELECT id FROM outbox_events
-          WHERE seller_id = $1 AND status = 'FAILED' AND created_at >= $2 AND created_at < $3
-          ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED
+      `WITH candidates AS (
+         SELECT e.id FROM outbox_events e
+           LEFT JOIN LATERAL (SELECT a.attempted_at FROM delivery_attempts a WHERE a.outbox_id = e.id ORDER BY a.id DESC LIMIT 1) latest ON true
+          WHERE e.seller_id = $1 AND ${waiting}
+            AND COALESCE(latest.attempted_at, e.created_at) >= $2 AND COALESCE(latest.attempted_at, e.created_at) < $3
+       ),
+       picked AS (
+         SELECT e.id FROM outbox_events e WHERE e.id IN (SELECT id FROM candidates) ORDER BY e.id LIMIT $4 FOR UPDATE SKIP LOCKED
        ),
        requeued AS (
-         UPDATE outbox_events e SET status = 'PENDING', attempts = 0, next_attempt_at = now(), enqueued_at = NULL, retry_base_at = now()
-           FROM picked WHERE e.id = picked.id AND e.status = 'FAILED'
+         UPDATE outbox_events e
+            SET manual_try = (e.status = 'FAILED'), status = 'PENDING', next_attempt_at = now(),
+                enqueued_at = CASE WHEN e.status = 'FAILED' THEN NULL ELSE e.enqueued_at END
+           FROM picked WHERE e.id = picked.id AND ${waiting}
          RETURNING e.id
        )
        SELECT (SELECT count(*)::int FROM requeued) AS requeued,
-              (SELECT count(*)::int FROM outbox_events
-                WHERE seller_id = $1 AND status = 'FAILED' AND created_at >= $2 AND created_at < $3
-                  AND id NOT IN (SELECT id FROM requeued)) AS remaining`,
+              (SELECT count(*)::int FROM candidates WHERE id NOT IN (SELECT id FROM requeued)) AS remaining`,
       [sellerId, since, until, limit],
     );
     return row;
@@ -286,10 +294,28 @@ export class NotificationsRepository {
       .getMany();
   }
 
-  /** Puts an event back in line for delivery, with a fresh retry schedule. */
+  /**
+   * A seller's redelivery of one event, now, with its own id: a PENDING one has its next try brought
+   * forward (its own schedule goes on); any other gets one try (manual_try), after which a failure makes
+   * it FAILED again. Never a fresh retry schedule (issue 35, L4).
+   */
+  async redeliverOnce(id: string): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.dataSource.query(
+      `UPDATE outbox_events
+          SET manual_try = CASE WHEN status = 'PENDING' THEN manual_try ELSE true END,
+              enqueued_at = CASE WHEN status = 'PENDING' THEN enqueued_at END,
+              next_attempt_at = CASE WHEN status = 'PENDING' THEN LEAST(next_attempt_at, now()) ELSE now() END,
+              status = 'PENDING'
+        WHERE id = $1`,
+      [id],
+    );
+    return affected === 1;
+  }
+
+  /** The operator's redelivery: the event back in line with a fresh retry schedule. */
   async requeue(id: string): Promise<boolean> {
     const [, affected]: [unknown, number] = await this.dataSource.query(
-      `UPDATE outbox_events SET status = 'PENDING', attempts = 0, next_attempt_at = now(), enqueued_at = NULL, retry_base_at = now()
+      `UPDATE outbox_events SET status = 'PENDING', attempts = 0, next_attempt_at = now(), enqueued_at = NULL, retry_base_at = now(), manual_try = false
         WHERE id = $1`,
       [id],
     );

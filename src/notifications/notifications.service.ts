@@ -91,7 +91,8 @@ export class NotificationsService {
   /**
    * The postbacks of a unit of work (platform.md §5), in the caller's transaction and one statement:
    * transaction.status_changed for each sale change, refund.status_changed for each refund's,
-   * subscription.status_changed for each subscription change, in that order.
+   * subscription.status_changed for each subscription change, subscription.automatic_pix_changed for
+   * each Pix Automático authorization's change, in that order.
    */
   async enqueueStatusChanges(
     manager: EntityManager,
@@ -165,7 +166,8 @@ export class NotificationsService {
     const result = await this.send(event, body, headers);
     const delivered = result.responseStatus !== null && result.responseStatus >= 200 && result.responseStatus < 300;
     const error = delivered ? null : (result.error ?? `answered HTTP ${result.responseStatus}`);
-    const retryAt = delivered ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
+    // A seller's redelivery of an event with no try left is this one try (issue 35, L4).
+    const retryAt = delivered || event.manualTry ? null : nextAttemptAt(event.retryBaseAt, event.attempts + 1, this.config.postbackRetryScheduleSeconds);
     const status: DeliveryStatus = delivered ? 'DELIVERED' : retryAt ? 'PENDING' : 'FAILED';
     await this.notifications.recordAttempt(
       event,
@@ -316,6 +318,8 @@ export interface StatusChanges {
   sales?: Array<StatusChange<unknown>>;
   subscriptions?: Array<StatusChange<unknown>>;
   refunds?: Array<StatusChange<unknown> & { saleId: number }>;
+  /** A Pix Automático authorization's change (previousStatus and status are the authorization's), after the subscription's own. */
+  automaticPix?: Array<StatusChange<unknown>>;
 }
 
 function statusChangeEvents(changes: StatusChanges): NewOutboxEvent[] {
@@ -324,6 +328,7 @@ function statusChangeEvents(changes: StatusChanges): NewOutboxEvent[] {
     // After the sale's own changes, on the sale's key and sequence: a receiver sees a refund and the sale's move in order.
     ...(changes.refunds ?? []).map((change) => postbackEvent('SALE_POSTBACK', 'refund.status_changed', 'sale', change.saleId, change)),
     ...(changes.subscriptions ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.status_changed', 'subscription', change.resourceId, change)),
+    ...(changes.automaticPix ?? []).map((change) => postbackEvent('SUBSCRIPTION_POSTBACK', 'subscription.automatic_pix_changed', 'subscription', change.resourceId, change)),
   ];
 }
 

@@ -54,6 +54,8 @@ export class AutomaticPixRepository {
   /**
    * Renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy`
    * (YYYY-MM-DD), not sent yet, each leased (CHARGE_SEND) so that no other instance sends it meanwhile.
+   * Not the charge of a period a cancellation scheduled at or before its due date never gives (a
+   * journey-2 trial cancelled at its end: nextBillingDate, and so the period's end, is trialEndsAt).
    */
   async claimChargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
     const claimed = await CHARGE_SEND.claim(
@@ -61,7 +63,9 @@ export class AutomaticPixRepository {
       `SELECT id FROM sales
         WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL
           AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND ${CHARGE_SEND.free()}
-          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING')
+          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
+                        AND NOT (sub.scheduled_cancellation_date IS NOT NULL AND sales.billing_period = sub.current_period
+                                 AND sub.scheduled_cancellation_date <= sub.period_due_at))
         ORDER BY automatic_pix_due_date LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [sendBy, sellerId, limit],
     );
@@ -160,17 +164,19 @@ export class AutomaticPixRepository {
     return [...new Set([...pending, ...authorized].map((row) => row.id))];
   }
 
-  /** The authorization's new state, in the caller's transaction. */
+  /** The authorization's new state, in the caller's transaction; the subscription's updated_at is `at` (the change's now, as its postback says). */
   async saveAuthorization(
     subscriptionId: number,
     change: { status: AutomaticPixStatus; authorizedAt?: Date; endedAt?: Date; endReason?: string },
+    at: Date,
     manager: EntityManager,
   ): Promise<void> {
     await manager.query(
       `UPDATE subscriptions SET automatic_pix_status = $2, automatic_pix_authorized_at = COALESCE($3, automatic_pix_authorized_at),
-              automatic_pix_ended_at = COALESCE($4, automatic_pix_ended_at), automatic_pix_end_reason = COALESCE($5, automatic_pix_end_reason)
+              automatic_pix_ended_at = COALESCE($4, automatic_pix_ended_at), automatic_pix_end_reason = COALESCE($5, automatic_pix_end_reason),
+              updated_at = $6
         WHERE id = $1`,
-      [subscriptionId, change.status, change.authorizedAt ?? null, change.endedAt ?? null, change.endReason ?? null],
+      [subscriptionId, change.status, change.authorizedAt ?? null, change.endedAt ?? null, change.endReason ?? null, at],
     );
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import {
   AUTOMATIC_PIX_LEAD_DAYS,
   AUTOMATIC_PIX_PERIODS,
@@ -20,6 +20,9 @@ import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recur
 import { pixTxid } from '../providers/pix-provider.port';
 import { SalesRepository } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
+import { NotificationsService } from '../notifications/notifications.service';
+import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
+import { toSubscription } from '../subscriptions/subscription.presenter';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { AutomaticCharge, AutomaticPixRepository, NotifiedKind } from './automatic-pix.repository';
 import { MoneyPipeline } from './money-pipeline';
@@ -72,6 +75,7 @@ export class AutomaticPixService {
     private readonly pipeline: MoneyPipeline,
     private readonly pixCharges: PixChargesService,
     private readonly sellers: SellerService,
+    private readonly notifications: NotificationsService,
   ) {}
 
   /**
@@ -183,9 +187,12 @@ export class AutomaticPixService {
     // Ended here (cancelled, or never started: its first charge lapsed): the recurrence goes too, so the payer cannot authorize it any more.
     if ((subscription.automaticPixStatus === 'AUTHORIZED' || subscription.automaticPixStatus === 'PENDING') && isFinalSubscriptionStatus(subscription.status)) {
       await this.provider.cancelRecurrence(recurrenceId);
-      await this.dataSource.transaction((manager) =>
-        this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, manager),
-      );
+      await this.dataSource.transaction(async (manager) => {
+        const [locked] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
+        if (!locked || locked.automaticPixStatus !== subscription.automaticPixStatus) return;
+        await this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, now, manager);
+        await this.announceAuthorization(manager, locked, now);
+      });
       return true;
     }
     const state = await this.provider.findRecurrence(recurrenceId);
@@ -209,10 +216,13 @@ export class AutomaticPixService {
           )
         : null;
     await this.dataSource.transaction(async (manager) => {
-      const [locked] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
-      if (!locked || locked.automaticPixStatus !== subscription.automaticPixStatus) return;
+      const [before] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
+      if (!before || before.automaticPixStatus !== subscription.automaticPixStatus) return;
+      // Every postback of this change carries the subscription as it is after it (issue 35): read again once the authorization is saved.
+      const saved = async () => (await this.subscriptions.findByIdsForUpdate([subscriptionId], manager))[0];
       if (outcome === 'AUTHORIZED') {
-        await this.repository.saveAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, manager);
+        await this.repository.saveAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, now, manager);
+        const locked = await saved();
         if (locked.status === 'PENDING' && locked.automaticPixJourney === 'JOURNEY_2' && opening !== null) {
           // The trial starts with the authorization; the first charge is collected when it ends.
           const trialEndsAt = addDays(now, locked.trialDays);
@@ -225,25 +235,51 @@ export class AutomaticPixService {
                 {
                   subscription: locked,
                   event: 'FIRST_PAYMENT_CONFIRMED_WITH_TRIAL',
-                  changes: { startedAt: now, trialEndsAt, periodDueAt: trialEndsAt, awaitingPaymentSince: trialEndsAt, nextBillingDate: addCycle(trialEndsAt, locked.billingCycle, true) },
+                  // During the trial the next billing date is its end (platform.md §7); the first charge's outcome moves it a cycle on.
+                  changes: { startedAt: now, trialEndsAt, periodDueAt: trialEndsAt, awaitingPaymentSince: trialEndsAt, nextBillingDate: trialEndsAt },
                 },
               ],
             },
             now,
           );
         }
+        await this.announceAuthorization(manager, before, now);
         return;
       }
-      await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, manager);
+      await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, now, manager);
       if (fallbackPix && opening !== null) {
         await this.repository.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, pixProvider: fallbackPix.pixProvider as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
       }
       const byPayer = state.cancelledBy === 'USUARIO_PAGADOR' || state.cancelledBy === 'PSP_PAGADOR';
-      if (outcome === 'CANCELLED' && byPayer && !isFinalSubscriptionStatus(locked.status)) {
-        await this.pipeline.commit(manager, { subscriptions: [{ subscription: locked, event: 'CANCEL', changes: cancelledColumns(now, 'Pix Automático authorization revoked by the payer') }] }, now);
+      if (outcome === 'CANCELLED' && byPayer && !isFinalSubscriptionStatus(before.status)) {
+        await this.pipeline.commit(manager, { subscriptions: [{ subscription: await saved(), event: 'CANCEL', changes: cancelledColumns(now, 'Pix Automático authorization revoked by the payer') }] }, now);
       }
+      await this.announceAuthorization(manager, before, now);
     });
     return true;
+  }
+
+  /**
+   * The postback of an authorization's change (subscription.automatic_pix_changed), in the caller's
+   * transaction after every write of the change: previousStatus and status are the authorization's,
+   * `data` the subscription as it is now (what GET /api/subscriptions/{id} answers once it commits).
+   */
+  private async announceAuthorization(manager: EntityManager, before: SubscriptionEntity, now: Date): Promise<void> {
+    const [current] = await this.subscriptions.findByIdsForUpdate([before.id], manager);
+    if (!current?.postbackUrl || !current.automaticPixStatus || current.automaticPixStatus === before.automaticPixStatus) return;
+    await this.notifications.enqueueStatusChanges(manager, {
+      automaticPix: [
+        {
+          sellerId: current.sellerId,
+          resourceId: current.id,
+          url: current.postbackUrl,
+          previousStatus: before.automaticPixStatus,
+          status: current.automaticPixStatus,
+          changedAt: now,
+          data: toSubscription(current),
+        },
+      ],
+    });
   }
 
   /**

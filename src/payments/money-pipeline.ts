@@ -197,8 +197,9 @@ export class MoneyPipeline {
       if (lost) throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
     }
     const changed = [...tracked.values()].filter((subscription) => Object.keys(subscription.columns).length > 0);
+    // updated_at is the unit's `now`, as each postback's `data` says (issue 35: a postback is the lookup at that moment).
     await this.subscriptions.updateMany(
-      changed.map(({ before, columns }) => ({ id: before.id, changes: columns as Partial<SubscriptionEntity> })),
+      changed.map(({ before, columns }) => ({ id: before.id, changes: { ...columns, updatedAt: now } as Partial<SubscriptionEntity> })),
       manager,
     );
     await this.sales.markRefundDue(refunds, now, manager);

@@ -65,13 +65,18 @@ export class SandboxPayerService {
     return this.saleReads.transaction(sellerId, saleId);
   }
 
-  /** A sale's PIX paid in the sandbox: when its QR was a journey-3 composite one, the payer's bank approved the recurrence with it. */
-  async paidFirstCharge(saleId: number, now: Date): Promise<void> {
+  /**
+   * A sale's PIX about to be paid in the sandbox: when its QR is a journey-3 composite one, the payer's
+   * bank approves the recurrence with the payment, applied before the payment is (the seller's own
+   * PENDENTE sale only).
+   */
+  async payingFirstCharge(sellerId: number, saleId: number, now: Date): Promise<void> {
     if (this.config.pixProvider !== 'sandbox') return;
+    const sale = await this.sales.findById(saleId);
+    if (!sale?.subscriptionId || sale.sellerId !== sellerId || sale.status !== 'PENDENTE') return;
     const recurrenceId = await this.bank.recurrenceOfFirstCharge(pixTxid(saleId));
     if (!recurrenceId || !(await this.bank.payerDecides(recurrenceId, 'AUTHORIZE'))) return;
-    const sale = await this.sales.findById(saleId);
-    if (sale?.subscriptionId) await this.automaticPix.syncAuthorization(sale.subscriptionId, now);
+    await this.automaticPix.syncAuthorization(sale.subscriptionId, now);
   }
 
   /** The scheduler route at `now`: every attempt due by then that nothing settled is paid (the payer's account has the money). */

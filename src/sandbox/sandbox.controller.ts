@@ -13,7 +13,6 @@ import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
 import { BillingService } from '../payments/billing.service';
 import { ChargesService } from '../payments/charges.service';
 import { AutomaticPixService } from '../payments/automatic-pix.service';
-import { SalesService } from '../sales/sales.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
 import { AutomaticPixAttemptDto, AutomaticPixAuthorizationEventDto, RefundEventDto, WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 import { RefundResponse } from '../payments/dto/refund.dto';
@@ -33,7 +32,6 @@ export class SandboxController {
     private readonly billing: BillingService,
     private readonly automaticPix: AutomaticPixService,
     private readonly payer: SandboxPayerService,
-    private readonly transactions: SalesService,
     private readonly records: SandboxRecordsService,
   ) {}
 
@@ -51,11 +49,10 @@ export class SandboxController {
     @Body() body: SaleEventDto,
   ): Promise<TransactionResponse> {
     await this.records.admitEvent(seller.id, id, body.event);
-    const transaction = await this.sales.applyEvent(seller.id, id, body.event);
-    if (body.event !== 'PAYMENT_CONFIRMED') return transaction;
-    // A journey-3 QR pays the first charge and authorizes the Pix Automático recurrence together.
-    await this.payer.paidFirstCharge(id, new Date());
-    return this.transactions.transaction(seller.id, id);
+    // A journey-3 QR authorizes the Pix Automático recurrence and pays the first charge together: the
+    // authorization first, so that the subscription's postbacks of the payment carry it (issue 35).
+    if (body.event === 'PAYMENT_CONFIRMED') await this.payer.payingFirstCharge(seller.id, id, new Date());
+    return this.sales.applyEvent(seller.id, id, body.event);
   }
 
   @Post('refunds/:id/events')

@@ -70,7 +70,7 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
   /** The subscription's postbacks (subscription.status_changed) as written to the outbox, in order. */
   const postbacks = async (id: number) =>
     (
-      (await t.db.query(`SELECT payload FROM outbox_events WHERE aggregate_key = $1 ORDER BY id`, [`subscription:${id}`])) as Array<{
+      (await t.db.query(`SELECT payload FROM outbox_events WHERE aggregate_key = $1 AND event_type = 'subscription.status_changed' ORDER BY id`, [`subscription:${id}`])) as Array<{
         payload: { previousStatus: string; data: { status: string } };
       }>
     ).map(({ payload }) => `${payload.previousStatus}→${payload.data.status}`);

@@ -1,6 +1,8 @@
 import { postForm, signedIn } from './setup/dashboard-forms';
 import { adminHeaders, createSeller } from './setup/factories';
+import { eventually } from './setup/processes';
 import { Receiver } from './setup/receiver';
+import { createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
 const WEBHOOKS = '/dashboard/integrations/webhooks';
@@ -80,5 +82,42 @@ describe('Limits on webhooks and manual sends', () => {
     expect((await postForm(other.browser, WEBHOOKS, WEBHOOKS, { url: `${receiver.url}/other`, type: 'WITHDRAWAL' })).status).toBe(303);
     const [theirs] = (await t.http.get(`/admin/sellers/${other.seller.id}/webhooks`).set(adminHeaders).expect(200)).body;
     expect((await postForm(other.browser, WEBHOOKS, `${WEBHOOKS}/${theirs.id}/test`)).status).toBe(303);
+  });
+
+  it('counts a bulk redelivery per event it sends: up to what is left of MANUAL_SENDS_PER_HOUR, oldest first, one try each, then 429', async () => {
+    const seller = await createSeller(t);
+    const endpoint = await Receiver.start();
+    try {
+      endpoint.always(503);
+      const since = new Date(Date.now() - 1000).toISOString();
+      for (let i = 0; i < 5; i += 1) await sendEvent(t, seller, (await createSale(t, seller, saleBody('PIX', { postbackUrl: endpoint.url }))).id, 'PAYMENT_CONFIRMED');
+      type Listed = { id: string; deliveryStatus: string; attempts: number; nextAttemptAt: string | null };
+      const list = async () => (await t.http.get('/api/events').query({ limit: 100 }).set(seller.headers).expect(200)).body.data.events as Listed[];
+      const tried = await eventually(list, (events) => events.length === 5 && events.every((e) => e.attempts === 1), '5 events tried once');
+      // Setup: their schedule has run out (FAILED), as about a day and a half of failures would leave them.
+      await t.db.query(`UPDATE outbox_events SET status = 'FAILED' WHERE seller_id = $1`, [seller.id]);
+
+      const bulk = await t.http.post('/api/events/redeliver').set(seller.headers).send({ since }).expect(202);
+      expect(bulk.body).toEqual({ success: true, data: { requeued: 3, remaining: 2 } });
+      // The three oldest, one try each: failed again, with no retry scheduled.
+      const oldest = tried.map((e) => e.id).reverse().slice(0, 3);
+      const after = await eventually(list, (events) => events.filter((e) => e.attempts === 2).length === 3 && events.every((e) => e.deliveryStatus === 'failed'), 'one more try of 3 events');
+      expect(after.filter((e) => e.attempts === 2).map((e) => e.id).sort()).toEqual([...oldest].sort());
+      expect(after.every((e) => e.nextAttemptAt === null)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(endpoint.arrived).toHaveLength(8);
+
+      // The hour's budget is spent: the next bulk call and a single one are refused in the events family's shape.
+      for (const refused of [
+        await t.http.post('/api/events/redeliver').set(seller.headers).send({ since }),
+        await t.http.post(`/api/events/${tried[0].id}/redeliver`).set(seller.headers),
+      ]) {
+        expect(refused.status).toBe(429);
+        expect(refused.body).toEqual({ success: false, error: expect.objectContaining({ code: 'RATE_LIMITED', message: expect.stringContaining('Limite de 3 envios') }) });
+      }
+      expect(endpoint.arrived).toHaveLength(8);
+    } finally {
+      await endpoint.close();
+    }
   });
 });

@@ -5,7 +5,13 @@ import { PageLimit, queryInteger } from '../../common/validation/query-integers'
 
 const toInteger = queryInteger(15);
 
-export const EVENT_TYPES = ['transaction.status_changed', 'refund.status_changed', 'subscription.status_changed', 'withdrawal.status_changed'] as const;
+export const EVENT_TYPES = [
+  'transaction.status_changed',
+  'refund.status_changed',
+  'subscription.status_changed',
+  'subscription.automatic_pix_changed',
+  'withdrawal.status_changed',
+] as const;
 export const EVENT_OBJECT_TYPES = ['sale', 'subscription', 'withdrawal'] as const;
 export const EVENT_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type EventDeliveryStatus = (typeof EVENT_DELIVERY_STATUSES)[number];
@@ -58,14 +64,14 @@ export class EventsQueryDto {
   cursor?: string;
 }
 
-/** POST /api/events/redeliver: every failed event created in [since, until). */
+/** POST /api/events/redeliver: every event whose latest try failed in [since, until). */
 export class RedeliverFailedDto {
-  @ApiProperty({ example: '2026-11-25T00:00:00-03:00', description: 'Failed events created at or after this instant; within OUTBOX_RETENTION_DAYS' })
+  @ApiProperty({ example: '2026-11-25T00:00:00-03:00', description: 'Events whose latest try failed at or after this instant; within OUTBOX_RETENTION_DAYS' })
   @Matches(INSTANT, { message: 'since must be an ISO 8601 instant with its zone, e.g. 2026-11-25T00:00:00-03:00' })
   @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 instant with its zone, e.g. 2026-11-25T00:00:00-03:00' })
   since: string;
 
-  @ApiPropertyOptional({ example: '2026-11-26T00:00:00-03:00', description: 'Failed events created before this instant (default: now)' })
+  @ApiPropertyOptional({ example: '2026-11-26T00:00:00-03:00', description: 'Events whose latest try failed before this instant (default: now)' })
   @IsOptional()
   @Matches(INSTANT, { message: 'until must be an ISO 8601 instant with its zone, e.g. 2026-11-26T00:00:00-03:00' })
   @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 instant with its zone, e.g. 2026-11-26T00:00:00-03:00' })
@@ -137,8 +143,8 @@ export class EventOneResponse {
 }
 
 export class RedeliveredPage {
-  @ApiProperty({ example: 120, description: 'Failed events put back in line now (at most 1000 a call)' }) requeued: number;
-  @ApiProperty({ example: 0, description: 'Failed events of the period still waiting: call again to send them' }) remaining: number;
+  @ApiProperty({ example: 120, description: 'Events sent again now, each one of MANUAL_SENDS_PER_HOUR (at most 1000 a call and what is left of the hour)' }) requeued: number;
+  @ApiProperty({ example: 0, description: 'Events of the period not sent again by this call (past 1000 or the hourly budget): call again to send them' }) remaining: number;
 }
 
 export class RedeliveredResponse {

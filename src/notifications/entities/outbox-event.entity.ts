@@ -34,7 +34,7 @@ export class OutboxEventEntity {
   @Column({ type: 'jsonb' })
   payload: Record<string, unknown>;
 
-  /** transaction.status_changed, refund.status_changed, subscription.status_changed or withdrawal.status_changed. */
+  /** transaction.status_changed, refund.status_changed, subscription.status_changed, subscription.automatic_pix_changed or withdrawal.status_changed. */
   @Column({ name: 'event_type', type: 'varchar' })
   eventType: string;
 
@@ -61,6 +61,10 @@ export class OutboxEventEntity {
   /** The retry schedule counts from here: the first try, or the operator's redelivery. */
   @Column({ name: 'retry_base_at', type: 'timestamptz' })
   retryBaseAt: Date;
+
+  /** A seller's redelivery of an event with no try left: this one try only; its failure makes the event FAILED again. */
+  @Column({ name: 'manual_try', type: 'boolean', default: false })
+  manualTry: boolean;
 
   @Column({ name: 'enqueued_at', type: 'timestamptz', nullable: true })
   enqueuedAt: Date | null;

@@ -119,12 +119,23 @@ const automaticPix = S.shape({
   endDate: nullable(isoDate),
 });
 const automaticSubscription = { allOf: [S.subscription, S.shape({ automaticPix })] };
+/** A Pix Automático authorization's change (issue 35): the authorization's statuses, the subscription after it. */
+const authorizationStatus = { enum: ['PENDING', 'AUTHORIZED', 'REJECTED', 'EXPIRED', 'CANCELLED'] };
+const automaticPixPostback = S.shape({
+  id: { type: 'string' },
+  type: { const: 'subscription.automatic_pix_changed' },
+  previousStatus: nullable(authorizationStatus),
+  status: authorizationStatus,
+  changedAt: isoDate,
+  sequence: { type: 'integer', minimum: 1 },
+  data: automaticSubscription,
+});
 
 /** The events API (issue 23): its own family, in the `{success, data}` / `{success: false, error}` shape of spec 7.5. */
 const isoOrNull = nullable({ type: 'string', format: 'date-time' });
 const event = S.shape({
   id: { type: 'string', format: 'uuid' },
-  type: { enum: ['transaction.status_changed', 'refund.status_changed', 'subscription.status_changed', 'withdrawal.status_changed'] },
+  type: { enum: ['transaction.status_changed', 'refund.status_changed', 'subscription.status_changed', 'subscription.automatic_pix_changed', 'withdrawal.status_changed'] },
   objectType: nullable({ enum: ['sale', 'subscription', 'withdrawal'] }),
   objectId: nullable({ type: 'integer', minimum: 1 }),
   sequence: nullable({ type: 'integer', minimum: 1 }),
@@ -295,9 +306,11 @@ export function deliveryViolation(headers: Record<string, unknown>, body: unknow
         ? S.subscriptionPostback
         : type === 'refund.status_changed'
           ? refundPostback
-          : type === 'WITHDRAWAL'
-            ? S.withdrawalWebhook
-            : null;
+          : type === 'subscription.automatic_pix_changed'
+            ? automaticPixPostback
+            : type === 'WITHDRAWAL'
+              ? S.withdrawalWebhook
+              : null;
   if (!schema) return `delivery of unknown type ${JSON.stringify(type)}`;
   const signed = typeof headers['x-signature'] === 'string';
   if (type === 'WITHDRAWAL' && signed) return 'withdrawal webhook carries X-Signature (spec 6.2 says none)';
