@@ -11,8 +11,9 @@ const WIDTHS = [
   { name: 'phone', viewport: { width: 390, height: 844 } },
 ];
 
-/** The pages a seller opens for amounts and statuses, with the smallest number of amount cells each must show. */
+/** The pages a seller opens for amounts and statuses (and the overview's latest sales), with the fewest amount cells each must show. */
 const PAGES = [
+  { name: 'overview', path: '/dashboard', minAmounts: 5 },
   { name: 'statement', path: '/dashboard/statement', minAmounts: 40 },
   { name: 'sales', path: '/dashboard/sales', minAmounts: 10 },
   { name: 'subscriptions', path: '/dashboard/subscriptions', minAmounts: 1 },
