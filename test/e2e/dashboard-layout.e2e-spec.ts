@@ -99,9 +99,9 @@ describe('Dashboard layout at 1280 px and 390 px with real data (issue 36), in a
     const event = async (id: number, name: string) => expect({ name, status: (await sendEvent(s.t, seller, id, name)).status }).toEqual({ name, status: 200 });
     const refund = async (id: number, body: Record<string, unknown>) => s.t.http.post(`/api/sales/${id}/refunds`).set(seller.headers).send(body).expect(201);
 
-    const bigPix = await sale('PIX', { amount: 12_345_678 });
+    const bigPix = await sale('PIX', { amount: 987_654_321 }); // R$ 9.876.543,21: the widest figures a sale can make
     await event(bigPix.id, 'PAYMENT_CONFIRMED');
-    await refund(bigPix.id, { amount: 1_234_567 });
+    await refund(bigPix.id, { amount: 123_456_789 });
     const medPix = await sale('PIX', { amount: 50_000 });
     await event(medPix.id, 'PAYMENT_CONFIRMED');
     await event(medPix.id, 'MED_OPENED');
