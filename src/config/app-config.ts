@@ -100,6 +100,10 @@ export class AppConfig {
   get isSandbox(): boolean {
     return this.paymentProvider === 'sandbox';
   }
+  /** The sandbox's clock may run the jobs ahead on records a real PSP holds (tests against a PSP only). */
+  get sandboxClockMovesRealRecords(): boolean {
+    return this.env.SANDBOX_CLOCK_MOVES_REAL_RECORDS;
+  }
   get postbackAllowPrivateNetworks(): boolean {
     return this.env.POSTBACK_ALLOW_PRIVATE_NETWORKS;
   }

@@ -155,6 +155,16 @@ export class EnvironmentVariables {
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   POSTBACK_ALLOW_PRIVATE_NETWORKS = false;
 
+  /**
+   * Lets the sandbox's clock (POST /api/sandbox/scheduler/run with a `now` ahead) run the jobs on records
+   * a real PSP holds too — expiring, billing and cancelling them early — for tests against a PSP's test
+   * environment or a simulator. Off by default and refused with NODE_ENV=production: the sandbox never
+   * moves a real record.
+   */
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'SANDBOX_CLOCK_MOVES_REAL_RECORDS must be true or false' })
+  SANDBOX_CLOCK_MOVES_REAL_RECORDS = false;
+
   @Transform(toInteger)
   @IsInt({ message: 'RATE_LIMIT_RPS must be a whole number, 0 to turn the limit off' })
   @Min(0, { message: 'RATE_LIMIT_RPS must be a whole number, 0 to turn the limit off' })
@@ -432,6 +442,9 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
   if (env.NODE_ENV === 'production' && !env.SESSION_SECRET) {
     // The development secret is in the repository: anyone could forge a dashboard session cookie with it.
     throw new InvalidEnvironmentError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production (32 characters or more)');
+  }
+  if (env.NODE_ENV === 'production' && env.SANDBOX_CLOCK_MOVES_REAL_RECORDS) {
+    throw new InvalidEnvironmentError('Invalid configuration: SANDBOX_CLOCK_MOVES_REAL_RECORDS cannot be true when NODE_ENV=production (the sandbox never moves a real record)');
   }
   checkApiPix(env);
   return env;

@@ -17,6 +17,9 @@ import { assertOwnedSale } from '../sales/sales.service';
  * provider configured); cards, boleto and transfers by PAYMENT_PROVIDER, today always the sandbox. A sale
  * a real PSP holds moves only on that PSP's evidence (its notification checked with it, or reconciliation).
  */
+/** How far ahead of the real clock a `now` may be and still count as now (clocks of client and server differ). */
+const CLOCK_SKEW_MS = 60_000;
+
 @Injectable()
 export class SandboxRecordsService {
   constructor(
@@ -35,6 +38,26 @@ export class SandboxRecordsService {
   async admitEvent(sellerId: number, saleId: number, event: string): Promise<void> {
     const sale = await this.heldSale(sellerId, saleId);
     if (event === 'PAYMENT_CONFIRMED') await this.payments.record(saleId, sale.amountCents);
+  }
+
+  /**
+   * The instant the scheduler route runs the jobs at. A `now` ahead of the real clock would expire, bill
+   * and cancel early what a real PSP holds (its charges and recurrences) when PIX goes through one: it is
+   * refused then (422 naming the provider), unless SANDBOX_CLOCK_MOVES_REAL_RECORDS allows it in a test
+   * environment. A `now` not ahead (or none) is the jobs' own behaviour.
+   */
+  clockAt(requested: string | undefined, realNow = new Date()): Date {
+    if (!requested) return realNow;
+    const now = new Date(requested);
+    const ahead = now.getTime() > realNow.getTime() + CLOCK_SKEW_MS;
+    if (ahead && this.config.pixProvider !== 'sandbox' && !this.config.sandboxClockMovesRealRecords) {
+      throw new DomainError(
+        'NOT_SUPPORTED',
+        `The sandbox's clock cannot run ahead while the provider ${this.config.pixProvider} holds PIX records: it would expire, bill and cancel them early. ` +
+          'Omit now (the real clock), or set SANDBOX_CLOCK_MOVES_REAL_RECORDS=true in a test environment',
+      );
+    }
+    return now;
   }
 
   /**

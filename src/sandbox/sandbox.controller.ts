@@ -114,12 +114,13 @@ export class SandboxController {
     summary: 'Run for this seller what the scheduled jobs would do at `now`',
     description:
       'Subscription billing (renewals, dunning retries, grace periods, scheduled cancellations), PIX and boleto expiry, card reserve releases, ' +
-      'card sales left in processing resolved with the provider, unsent payouts sent.',
+      'card sales left in processing resolved with the provider, unsent payouts sent. A `now` ahead of the real clock is refused (422 NOT_SUPPORTED) ' +
+      'while PIX goes through a real PSP, whose charges and recurrences it would expire, bill and cancel early, unless SANDBOX_CLOCK_MOVES_REAL_RECORDS=true (test environments).',
   })
   @ApiOkResponse({ type: SchedulerRunResponse })
-  @ApiErrorResponses('transactions', ['VALIDATION_ERROR', 'UNAUTHORIZED'])
+  @ApiErrorResponses('transactions', ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_SUPPORTED'])
   async runScheduler(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: SchedulerRunDto): Promise<SchedulerRunResponse> {
-    const now = body.now ? new Date(body.now) : new Date();
+    const now = this.records.clockAt(body.now);
     const subscriptions = await this.billing.runBilling(now, seller.id);
     const sales = await this.sales.runDueWork(now, seller.id);
     // Pix Automático: charges due sent to the PSP, then the payer's bank collects the attempts due by `now`.

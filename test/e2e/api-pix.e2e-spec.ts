@@ -39,6 +39,8 @@ describe('PIX through API Pix (issue 21)', () => {
       API_PIX_RECEIVER_KEY: RECEIVER_KEY,
       API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}${webhookPath}`,
       API_PIX_RECONCILE_SECONDS: '1',
+      // The sandbox's clock drives the jobs on the simulator's records (a test environment).
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
       API_PIX_TIMEOUT_MS: '1500',
     });
     await t.app.listen(port, '127.0.0.1');

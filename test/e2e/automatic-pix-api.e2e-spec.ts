@@ -57,6 +57,8 @@ describe('Pix Automático through API Pix (issue 22)', () => {
       API_PIX_RECEIVER_ACCOUNT_TYPE: 'CORRENTE',
       API_PIX_RECEIVER_BRANCH: '0001',
       API_PIX_RECONCILE_SECONDS: '1',
+      // The sandbox's clock drives the jobs on the simulator's records (a test environment).
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
       API_PIX_TIMEOUT_MS: '1500',
     });
     await t.app.listen(port, '127.0.0.1');

@@ -52,6 +52,8 @@ describe('Pix Automático with two instances on one PSP (issue 22)', () => {
       API_PIX_WEBHOOK_URL: `http://127.0.0.1:${ports[0]}${webhookPath}`,
       API_PIX_RECEIVER_ACCOUNT: '12345678',
       API_PIX_TIMEOUT_MS: '3000',
+      // The sandbox's clock drives the jobs on the simulator's records (a test environment).
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
     });
     t = await startApp();
     seller = await createSeller(t);

@@ -99,6 +99,17 @@ describe('PIX rail: money moves only on the PSP’s evidence (issue 35)', () => 
     expect((await sendEvent(t, seller, cardSale.id, 'CHARGEBACK_OPENED')).status).toBe(200);
   });
 
+  it('the sandbox’s clock does not run ahead over the PSP’s records: a future `now` is refused (422) and the real PIX sale stays payable', async () => {
+    const sale = await createSale(t, seller, saleBody('PIX', { amount: 1500, pix: { expiresInDays: 1 } }));
+    const ahead = await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({ now: new Date(Date.now() + 31 * 86_400_000).toISOString() });
+    expect(ahead.status).toBe(422);
+    expect(ahead.body).toEqual({ error: 'NOT_SUPPORTED', message: expect.stringContaining('api-pix') });
+    expect((await transaction(sale.id)).status).toBe('PENDENTE');
+    // The real clock still runs the jobs: nothing of this sale is due yet.
+    expect((await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({}).expect(200)).body.expiredSales).toBe(0);
+    expect((await transaction(sale.id)).status).toBe('PENDENTE');
+  });
+
   it('a MED return the PSP makes on its own, notified, reverses the whole sale: ESTORNADO, the net taken back, nothing left to refund', async () => {
     const { sale, pix } = await paidPixSale(10000);
     const before = await balanceOf(t, seller);
