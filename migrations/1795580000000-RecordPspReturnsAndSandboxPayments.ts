@@ -7,7 +7,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   id for it in `psp_return_id` (at most one row per Pix and id) and its `nature`. The seller's refunds
  *   stay `initiated_by` SELLER.
  * - sandbox_payments is the sandbox's own record of each payment it played (its events route confirming a
- *   sale it holds): the evidence ledger:verify asks of a sandbox sale PAGO, as a Pix receipt is for a PSP's.
+ *   sale it holds): the evidence ledger:verify asks of a sandbox sale PAGO, as a Pix receipt is for a PSP's;
+ *   filled at once for the sales it played paid before.
  */
 export class RecordPspReturnsAndSandboxPayments1795580000000 implements MigrationInterface {
   name = 'RecordPspReturnsAndSandboxPayments1795580000000';
@@ -26,6 +27,16 @@ export class RecordPspReturnsAndSandboxPayments1795580000000 implements Migratio
         amount_cents  bigint NOT NULL CONSTRAINT sandbox_payments_amount_check CHECK (amount_cents > 0),
         created_at    timestamptz NOT NULL DEFAULT now()
       )`);
+    // The sales the sandbox already played as paid: before this table its events route was the only way a
+    // sale it holds (a PIX sale whose charge it issued, or any card, boleto or transfer sale) became paid
+    // without a record of its own (a card charge it approved, a recurring charge it settled).
+    await queryRunner.query(`
+      INSERT INTO sandbox_payments (sale_id, amount_cents, created_at)
+      SELECT id, amount_cents, COALESCE(completed_at, now()) FROM sales
+       WHERE status IN ('PAGO', 'ESTORNADO', 'MED', 'CHARGEBACK')
+         AND (payment_method <> 'PIX' OR pix_provider IS NULL OR pix_provider = 'sandbox')
+         AND automatic_pix_sent_at IS NULL
+      ON CONFLICT (sale_id) DO NOTHING`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -47,7 +47,7 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
         FROM held h)
     SELECT id, holder, amount_cents,
            CASE holder WHEN 'api-pix' THEN psp_pix
-                       WHEN 'automatic-pix' THEN psp_pix OR sandbox_recurring OR pix_end_to_end_id IS NOT NULL
+                       WHEN 'automatic-pix' THEN psp_pix OR sandbox_recurring OR sandbox_payment OR pix_end_to_end_id IS NOT NULL
                        ELSE sandbox_payment OR sandbox_card END AS backed,
            CASE holder WHEN 'api-pix' THEN CASE WHEN pix_end_to_end_id IS NULL THEN 'held as paid with no Pix named'
                                                 ELSE 'no Pix confirmed by the PSP with its end-to-end id and amount' END

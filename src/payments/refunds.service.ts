@@ -115,7 +115,7 @@ export class RefundsService {
     return {
       refunds: refunds.map(toRefundResponse),
       refundedAmount: sale.refundedCents,
-      refundableAmount: sale.status === 'PAGO' ? sale.amountCents - sale.refundedCents : 0,
+      refundableAmount: sale.status === 'PAGO' ? Math.max(0, sale.amountCents - sale.refundedCents) : 0,
     };
   }
 
@@ -203,7 +203,12 @@ export class RefundsService {
     return this.dataSource.transaction(async (manager) => {
       const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
       if (!sale) return null;
-      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, returned.amountCents);
+      // The PSP never returns more than its Pix: a seller's refund still pending that this return leaves no
+      // room for never reached it and will be refused (giving back what it took). The return's share is
+      // taken on what can really have been returned before it, so the seller ends having lost exactly its
+      // share of what went back to the payer.
+      const returnedBefore = Math.max(0, Math.min(sale.refundedCents, sale.amountCents - returned.amountCents));
+      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, returnedBefore, returned.amountCents);
       const refund = await this.refunds.insertPspReturn(
         {
           saleId,

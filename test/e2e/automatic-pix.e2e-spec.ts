@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createSeller, TestSeller } from './setup/factories';
 import { customer, saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -314,4 +316,23 @@ describe('Subscriptions by Pix Automático (sandbox)', () => {
     await refused(automaticSale('MONTHLY', { automaticPix: 'yes' }), 'automaticPix');
     await refused(automaticSale('MONTHLY', { trialDays: 2 }), 'subscription.trialDays');
   });
+
+  it('a renewal sent to the payer’s bank and confirmed by the sandbox events route is backed by the sandbox’s record: ledger:verify passes', async () => {
+    const seller = await createSeller(t);
+    const sale = await create(seller, automaticSale('MONTHLY'));
+    const id = sale.subscription.id;
+    await pay(seller, sale.id);
+    await run(seller, (await nextBilling(seller, id)) - 4 * DAY + HOUR);
+    const sent = (await salesOf(id)).at(-1) as SaleRow;
+    expect(sent.automatic_pix_sent_at).not.toBeNull();
+    expect((await pay(seller, sent.id)).body.status).toBe('PAGO');
+    const verify = await promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/ledger/ledger-verify.ts'], {
+      env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_FILE: undefined },
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(verify.stderr).toBe('');
+    expect(verify.code).toBe(0);
+  }, 60_000);
 });

@@ -155,6 +155,23 @@ describe('PIX rail: money moves only on the PSP’s evidence (issue 35)', () => 
     expect(before.available - (await balanceOf(t, seller)).available).toBe(net);
   });
 
+  it('a MED return of the whole Pix while a seller refund never reached the PSP: the seller loses exactly the net, the refund is refused and gives back what it took', async () => {
+    const { sale, pix } = await paidPixSale(10000);
+    const before = await balanceOf(t, seller);
+    const net = Number((await t.db.query(`SELECT net_amount_cents FROM sales WHERE id = $1`, [sale.id]))[0].net_amount_cents);
+    // The refund's request does not get through (three tries, 503): it stays PENDING, unknown to the PSP.
+    psp.failNext(3, { method: 'PUT', path: /\/devolucao\// });
+    const pending = await t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 4000 }).expect(201);
+    expect(pending.body.status).toBe('PENDING');
+    await psp.returnOnItsOwn(pix.endToEndId, '100.00', { natureza: 'MED_FRAUDE' });
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'ESTORNADO', 'the sale reversed by the PSP');
+    expect((await refundsOf(sale.id)).refundableAmount).toBe(0);
+    // The retry pass sends the refund again: the PSP refuses it (the Pix is returned in full already).
+    await eventually(() => refundsOf(sale.id), (body) => body.refunds[0].status === 'FAILED', 'the pending refund refused', 45_000);
+    expect(before.available - (await balanceOf(t, seller)).available).toBe(net);
+    expect(await refundsOf(sale.id)).toMatchObject({ refundedAmount: 10000, refundableAmount: 0 });
+  }, 60_000);
+
   it('reconciliation reports a sale held as paid whose Pix the PSP does not have, and ledger:verify fails on it, naming it', async () => {
     const planted = await createSale(t, seller, saleBody('PIX', { amount: 2500 }));
     const fake = await createSale(t, seller, saleBody('PIX', { amount: 2600 }));
