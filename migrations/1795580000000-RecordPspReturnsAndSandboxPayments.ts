@@ -21,6 +21,8 @@ export class RecordPspReturnsAndSandboxPayments1795580000000 implements Migratio
         ADD COLUMN nature varchar(20),
         ADD CONSTRAINT sale_refunds_psp_return_check CHECK ((initiated_by = 'PSP') = (psp_return_id IS NOT NULL))`);
     await queryRunner.query(`CREATE UNIQUE INDEX sale_refunds_psp_return_key ON sale_refunds (sale_id, psp_return_id) WHERE psp_return_id IS NOT NULL`);
+    // The sandbox acquirer records a refund it held and was told to refuse, so that its record decides once.
+    await queryRunner.query(`ALTER TABLE sandbox_card_refunds ADD COLUMN refused boolean NOT NULL DEFAULT false`);
     await queryRunner.query(`
       CREATE TABLE sandbox_payments (
         sale_id       integer PRIMARY KEY CONSTRAINT sandbox_payments_sale_fk REFERENCES sales (id),
@@ -41,6 +43,7 @@ export class RecordPspReturnsAndSandboxPayments1795580000000 implements Migratio
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP TABLE sandbox_payments`);
+    await queryRunner.query(`ALTER TABLE sandbox_card_refunds DROP COLUMN refused`);
     await queryRunner.query(`DROP INDEX sale_refunds_psp_return_key`);
     await queryRunner.query(`ALTER TABLE sale_refunds DROP CONSTRAINT sale_refunds_psp_return_check, DROP COLUMN nature, DROP COLUMN psp_return_id, DROP COLUMN initiated_by`);
   }

@@ -58,17 +58,24 @@ export class PixReconciliationService {
       // it. Once a check of it has failed, reconciliation applies it like any other.
       const notified = await this.receipts.notifiedUnchecked(received.filter((pix) => !known.has(pix.endToEndId)).map((pix) => pix.endToEndId));
       let applied = 0;
+      let failed = 0;
       for (const pix of received) {
-        if (known.has(pix.endToEndId)) {
-          for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
-          continue;
+        if (notified.has(pix.endToEndId) && !known.has(pix.endToEndId)) continue;
+        // One Pix that cannot be applied now does not hold up the others; the cursor then stays where it
+        // was, so that the next pass looks at it again.
+        try {
+          if (known.has(pix.endToEndId)) for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
+          else {
+            await this.pix.apply(pix, 'RECONCILIATION');
+            applied += 1;
+          }
+        } catch (error) {
+          failed += 1;
+          this.logger.warn({ err: error, endToEndId: pix.endToEndId }, 'Reconciliation could not apply a Pix or its returns; the next pass tries again');
         }
-        if (notified.has(pix.endToEndId)) continue;
-        await this.pix.apply(pix, 'RECONCILIATION');
-        applied += 1;
       }
       if (applied > 0) this.logger.warn({ applied }, 'Reconciliation applied Pix whose notification never came');
-      reached = now;
+      reached = failed === 0 ? now : null;
       const withReturnsSwept = await this.sweepReturns(now);
       const returnsChecked = await this.pix.settlePendingReturns();
       const refundsChecked = await this.refunds.retryPending();
@@ -88,11 +95,17 @@ export class PixReconciliationService {
     if (now.getTime() - this.lastReturnsSweep < this.config.apiPix.returnsSweepSeconds * 1000) return 0;
     const withReturns = await this.provider.listReceived(new Date(now.getTime() - RETURNS_LOOK_BACK_MS), now, { withReturnsOnly: true });
     const known = await this.receipts.known(withReturns.map((pix) => pix.endToEndId));
+    let failed = 0;
     for (const pix of withReturns) {
-      if (known.has(pix.endToEndId)) for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
-      else await this.pix.apply(pix, 'RECONCILIATION');
+      try {
+        if (known.has(pix.endToEndId)) for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
+        else await this.pix.apply(pix, 'RECONCILIATION');
+      } catch (error) {
+        failed += 1;
+        this.logger.warn({ err: error, endToEndId: pix.endToEndId }, 'The sweep for returns could not apply a Pix or its returns; the next sweep tries again');
+      }
     }
-    this.lastReturnsSweep = now.getTime();
+    if (failed === 0) this.lastReturnsSweep = now.getTime();
     return withReturns.length;
   }
 

@@ -69,11 +69,17 @@ export class SandboxRecordsService {
     const refund = await this.refunds.findOwned(sellerId, refundId);
     const sale = await this.heldSale(sellerId, refund.saleId);
     if (refund.status !== 'PENDING') throw new InvalidTransitionError(refund.status, event);
-    if (event === 'FAILED') await this.refunds.finish(refundId, 'FAILED', null, 'The sandbox refused the refund');
-    else if (sale.paymentMethod === 'PIX') await this.refunds.finish(refundId, 'COMPLETED', `sbx_rtr_${refund.providerRefundId}`, null);
-    else {
+    const request = { reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents };
+    if (sale.paymentMethod === 'PIX') {
+      // The sandbox PSP keeps no record of its returns: the refund's own conditional finish decides once.
+      if (event === 'FAILED') await this.refunds.finish(refundId, 'FAILED', null, 'The sandbox refused the refund');
+      else await this.refunds.finish(refundId, 'COMPLETED', `sbx_rtr_${refund.providerRefundId}`, null);
+    } else if (event === 'FAILED' && (await this.acquirer.refuseHeldRefund(request)) === 'REFUSED') {
+      await this.refunds.finish(refundId, 'FAILED', null, 'The sandbox acquirer refused the refund');
+    } else {
+      // COMPLETED, or FAILED too late: the acquirer's record decides (made, or refused first by another call).
       try {
-        const made = await this.acquirer.settleHeldRefund({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
+        const made = await this.acquirer.settleHeldRefund(request);
         await this.refunds.finish(refundId, 'COMPLETED', made.status === 'COMPLETED' ? made.externalId : null, null);
       } catch (error) {
         if (!(error instanceof CardRefundRefusedError)) throw error;

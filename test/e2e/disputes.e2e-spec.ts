@@ -120,4 +120,21 @@ describe('disputes computed from what they blocked (issue 35, M2 and L1)', () =>
     expect(await balanceOf(t, seller)).toEqual({ available: paid.total - net + fine, blocked: 0, total: paid.total - net + fine });
     expect(fine).toBeLessThan(0);
   });
+
+  it('COMPLETED and FAILED sent at once on a refund the sandbox acquirer held: settled once, and the refund agrees with the acquirer’s record', async () => {
+    const seller = await createSeller(t);
+    const sale = await createSale(t, seller, saleBody('CREDIT_CARD', { amount: 5013 }));
+    const paid = await balanceOf(t, seller);
+    const refund = (await t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({}).expect(201)).body;
+    const events = ['COMPLETED', 'FAILED', 'COMPLETED', 'FAILED', 'FAILED', 'COMPLETED', 'FAILED', 'COMPLETED'];
+    const answers = await Promise.all(events.map((event) => t.http.post(`/api/sandbox/refunds/${refund.id}/events`).set(seller.headers).send({ event })));
+    expect(answers.map((answer) => answer.status).filter((status) => status !== 200 && status !== 409)).toEqual([]);
+    const [{ status, provider_refund_id: providerRefundId }] = await t.db.query(`SELECT status, provider_refund_id FROM sale_refunds WHERE id = $1`, [refund.id]);
+    const records: Array<{ refused: boolean }> = await t.db.query(`SELECT refused FROM sandbox_card_refunds WHERE refund_id = $1`, [providerRefundId]);
+    expect(records).toHaveLength(1);
+    expect(status).toBe(records[0].refused ? 'FAILED' : 'COMPLETED');
+    // Refused: the seller has back what the refund took; made: the sale is refunded in full.
+    if (status === 'FAILED') expect(await balanceOf(t, seller)).toEqual(paid);
+    else expect((await transaction(seller, sale.id)).status).toBe('ESTORNADO');
+  });
 });

@@ -149,31 +149,55 @@ export class SandboxPaymentProvider implements PaymentProvider {
     return this.recordRefund(request);
   }
 
-  /** A refund it held, settled by the sandbox's refund events route: made now (recorded), or refused. */
+  /** A refund it held, made now by the sandbox's refund events route (recorded), or refused when it was refused first. */
   async settleHeldRefund(request: CardRefundRequest): Promise<CardRefundAnswer> {
     return this.recordRefund(request);
+  }
+
+  /**
+   * A refund it held, refused by the sandbox's refund events route: recorded as refused unless it was made
+   * first. Its record decides once, whichever of the two comes first: REFUSED, or MADE (the refund stands).
+   */
+  async refuseHeldRefund(request: CardRefundRequest): Promise<'REFUSED' | 'MADE'> {
+    await this.dataSource.query(
+      `INSERT INTO sandbox_card_refunds (refund_id, reference, amount_cents, refused)
+       SELECT $2::varchar, c.reference, $3::bigint, true FROM sandbox_card_charges c WHERE c.reference = $1::varchar FOR UPDATE
+       ON CONFLICT (refund_id) DO NOTHING`,
+      [request.reference, request.refundId, request.amountCents],
+    );
+    return (await this.refundRecord(request)) === 'MADE' ? 'MADE' : 'REFUSED';
+  }
+
+  /** What its record says of a refund: made, refused, or none. */
+  private async refundRecord(request: CardRefundRequest): Promise<'MADE' | 'REFUSED' | null> {
+    const [row]: Array<{ refused: boolean }> = await this.dataSource.query(`SELECT refused FROM sandbox_card_refunds WHERE refund_id = $1 AND reference = $2`, [
+      request.refundId,
+      request.reference,
+    ]);
+    return row ? (row.refused ? 'REFUSED' : 'MADE') : null;
   }
 
   private async recordRefund(request: CardRefundRequest): Promise<CardRefundAnswer> {
     // One statement: the refund recorded if the approved charge has that much left (or the one recorded
     // under this id before), and the charge marked refunded once nothing is left.
-    const [row]: Array<{ refund_id: string }> = await this.dataSource.query(
+    // The charge row is locked first, so refunds of one charge (and a refusal of a held one) are recorded one
+    // at a time; the record is read again afterwards, in a snapshot that sees what the others wrote.
+    await this.dataSource.query(
       `WITH charge AS (
-         SELECT c.reference, (c.amount_cents - COALESCE((SELECT sum(r.amount_cents) FROM sandbox_card_refunds r WHERE r.reference = c.reference), 0))::bigint AS left_cents
+         SELECT c.reference, (c.amount_cents - COALESCE((SELECT sum(r.amount_cents) FROM sandbox_card_refunds r WHERE r.reference = c.reference AND NOT r.refused), 0))::bigint AS left_cents
            FROM sandbox_card_charges c WHERE c.reference = $1::varchar AND c.outcome = 'APPROVED' FOR UPDATE),
        inserted AS (
          INSERT INTO sandbox_card_refunds (refund_id, reference, amount_cents)
-         SELECT $2::varchar, reference, $3::bigint FROM charge WHERE left_cents >= $3::bigint AND NOT EXISTS (SELECT 1 FROM sandbox_card_refunds WHERE refund_id = $2::varchar)
-         RETURNING refund_id, reference),
-       marked AS (
-         UPDATE sandbox_card_charges c SET refunded_at = COALESCE(c.refunded_at, now())
-           FROM charge WHERE c.reference = charge.reference AND charge.left_cents = $3::bigint AND EXISTS (SELECT 1 FROM inserted))
-       SELECT refund_id FROM inserted
-       UNION ALL
-       SELECT refund_id FROM sandbox_card_refunds WHERE refund_id = $2::varchar AND reference = $1::varchar`,
+         SELECT $2::varchar, reference, $3::bigint FROM charge WHERE left_cents >= $3::bigint
+         ON CONFLICT (refund_id) DO NOTHING
+         RETURNING refund_id, reference)
+       UPDATE sandbox_card_charges c SET refunded_at = COALESCE(c.refunded_at, now())
+         FROM charge WHERE c.reference = charge.reference AND charge.left_cents = $3::bigint AND EXISTS (SELECT 1 FROM inserted)`,
       [request.reference, request.refundId, request.amountCents],
     );
-    if (!row) throw new CardRefundRefusedError(`The sandbox acquirer has no approved charge for reference ${request.reference} with ${request.amountCents} cents left to refund`);
+    const record = await this.refundRecord(request);
+    if (record === null) throw new CardRefundRefusedError(`The sandbox acquirer has no approved charge for reference ${request.reference} with ${request.amountCents} cents left to refund`);
+    if (record === 'REFUSED') throw new CardRefundRefusedError(`The sandbox acquirer refused refund ${request.refundId}`);
     return { status: 'COMPLETED', externalId: `sbx_rf_${request.refundId}` };
   }
 
