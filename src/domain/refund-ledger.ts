@@ -20,9 +20,13 @@ function shareOf(whole: number, refunded: number, amount: number): number {
  * How a refund of `amountCents` splits, after `refundedBeforeCents` of the same sale were refunded:
  * proportional to the net amount on the running total (never on the single refund), so that the
  * partials' debits always sum to what one full refund debits (the net amount), with no rounding drift.
+ * `debitedBeforeCents`, when given, is what the refunds not failed really debited so far: the new debit
+ * then brings their sum to the running total's share, so that a refund failing between others (whose
+ * debit was taken on a total that counted it) leaves no drift either. Never below 0 nor above the refund.
  */
-export function refundSplit(sale: { amountCents: Cents; netAmountCents: Cents }, refundedBeforeCents: number, amountCents: number): RefundSplit {
-  const debit = shareOf(sale.netAmountCents, refundedBeforeCents + amountCents, sale.amountCents) - shareOf(sale.netAmountCents, refundedBeforeCents, sale.amountCents);
+export function refundSplit(sale: { amountCents: Cents; netAmountCents: Cents }, refundedBeforeCents: number, amountCents: number, debitedBeforeCents?: number): RefundSplit {
+  const before = debitedBeforeCents ?? shareOf(sale.netAmountCents, refundedBeforeCents, sale.amountCents);
+  const debit = Math.min(amountCents, Math.max(0, shareOf(sale.netAmountCents, refundedBeforeCents + amountCents, sale.amountCents) - before));
   return { sellerDebitCents: cents(debit), platformCostCents: cents(amountCents - debit) };
 }
 

@@ -82,7 +82,8 @@ export class RefundsService {
       const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
       assertOwnedSale(sale ?? null, sellerId, saleId);
       const amountCents = refundableAmount(sale, amount, now);
-      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, amountCents);
+      const debitedBefore = await this.refunds.debitedCents(saleId, manager);
+      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, amountCents, debitedBefore);
       const refund = await this.refunds.insert(
         { saleId, sellerId, amountCents, ...split, provider: sale.paymentMethod === 'PIX' ? this.pix.name : 'sandbox' },
         manager,

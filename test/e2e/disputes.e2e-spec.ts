@@ -137,4 +137,18 @@ describe('disputes computed from what they blocked (issue 35, M2 and L1)', () =>
     if (status === 'FAILED') expect(await balanceOf(t, seller)).toEqual(paid);
     else expect((await transaction(seller, sale.id)).status).toBe('ESTORNADO');
   });
+
+  it('a refund failing between two others leaves no rounding drift: refunded in full, the seller loses exactly the net', async () => {
+    const seller = await createSeller(t);
+    const sale = await paidPixSale(seller, 10000);
+    const paid = await balanceOf(t, seller);
+    const net = Number((await t.db.query(`SELECT net_amount_cents FROM sales WHERE id = $1`, [sale.id]))[0].net_amount_cents);
+    const first = (await t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 4013 }).expect(201)).body;
+    await t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 5987 }).expect(201);
+    await settleRefund(seller, first.id, 'FAILED');
+    const again = (await t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 4013 }).expect(201)).body;
+    await settleRefund(seller, again.id, 'COMPLETED');
+    expect((await transaction(seller, sale.id)).status).toBe('ESTORNADO');
+    expect(paid.available - (await balanceOf(t, seller)).available).toBe(net);
+  });
 });
