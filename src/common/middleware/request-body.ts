@@ -64,9 +64,9 @@ function hasBody(request: Request): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
-/** A body a parser mounted before this one read (the dashboard's forms): body-parser marks it so. */
+/** A body a parser mounted before this one read to its end (the dashboard's forms), as body-parser itself tells. */
 function alreadyRead(request: Request): boolean {
-  return (request as Request & { _body?: boolean })._body === true;
+  return request.readableEnded;
 }
 
 function mayExceedAnonymousLimit(request: Request): boolean {
