@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
@@ -232,6 +233,26 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(busy.headers['retry-after']).toBe('1');
     expect(cobPuts()).toBe(puts + 3);
     expect(await salesOfSeller()).toBe(sales);
+  });
+
+  // Issue 35 L6: the 503 quoted "API Pix PUT /cob/… failed: … 401 Unauthorized", the PSP's call and answer.
+  it('with the PSP refusing its token endpoint, the seller is told only that the provider is unavailable; the detail goes to the log', async () => {
+    const sales = await salesOfSeller();
+    psp.expireTokens();
+    // Enough refusals for the sale's three tries and the reconciliation running beside it (every second here).
+    psp.failNext(20, { status: 401, method: 'POST', path: /^\/oauth\/token/ });
+    const busy = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3250 })).expect(503);
+    expect(busy.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: 'The PIX provider is unavailable now: retry after the Retry-After delay', requestId: expect.any(String) });
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(await salesOfSeller()).toBe(sales);
+    const logged = await eventually(
+      async () => readFileSync(process.env.LOG_FILE as string, 'utf8').split('\n').filter((line) => line.includes(busy.body.requestId)),
+      (lines) => lines.some((line) => line.includes('401')),
+      'the log line of the refusal',
+    );
+    expect(logged.find((line) => line.includes('401'))).toMatch(/PIX provider unavailable/);
+    // A new token once the PSP serves again (the refusals left are used up by the reconciliation meanwhile).
+    await eventually(() => t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3260 })), (answer) => answer.status === 201, 'a sale once the PSP serves again', 60_000);
   });
 
   it('removes at the PSP the charges that requests racing on one Idempotency-Key issued for sales never written', async () => {
