@@ -5,12 +5,14 @@
  * not a test: nothing here passes or fails.
  *   (a) many keys: an authenticated flat JSON object of 60,000 keys (about 880 KB) on
  *       POST /api/sales/{id}/refunds and POST /api/sales: time to answer, and the answer's status.
- *   (b) slow headers: 40 connections each sending ~1,000,000 bytes of one header, then one byte a second,
- *       never finishing: the server's RSS growth (peak over before) and how long it holds them (stops at 90 s).
+ *   (b) slow headers: 40 connections each sending 1,000,000 bytes of one header (then 12,000, under every
+ *       limit), then one byte a second, never finishing: the server's RSS growth (peak over before), the
+ *       answers, and how long it holds them (the bench stops waiting at 90 s).
  *   (c) big anonymous bodies: 10 clients sending 1 MB JSON bodies without keys, back to back, for 10 s,
  *       while GET /health/live is timed every 50 ms: its p50, p99 and max, beside the same probe idle.
  * Knobs: BENCH_HOSTILE_DIST (a build directory to start instead of dist/, e.g. an older commit's, with
- * node_modules reachable from it), BENCH_HOSTILE_HOLD_MAX_S (90).
+ * node_modules reachable from it), BENCH_HOSTILE_HOLD_MAX_S (90), BENCH_HOSTILE_PARTS (a,b,c),
+ * BENCH_HOSTILE_OUTPUT (a file for the figures as JSON).
  *
  * Server mode (internal): node bench/hostile-requests.js --serve <database-url> <dist-dir>
  */
@@ -26,6 +28,7 @@ const { productionNodeFlags } = require('./production-node');
 
 const DIST = path.resolve(process.env.BENCH_HOSTILE_DIST || path.join(__dirname, '..', 'dist'));
 const HOLD_MAX_MS = Number(process.env.BENCH_HOSTILE_HOLD_MAX_S || 90) * 1000;
+const PARTS = new Set((process.env.BENCH_HOSTILE_PARTS || 'a,b,c').split(','));
 
 async function serve(databaseUrl, distDir) {
   const { base } = await startServiceApp(databaseUrl, distDir);
@@ -101,8 +104,8 @@ async function manyKeys(base, keys) {
   return rows;
 }
 
-/** (b) 40 connections each sending ~1,000,000 bytes of one header, then a byte a second, never ending it. */
-async function slowHeaders(url, pid) {
+/** (b) 40 connections each sending `bytes` of one header, then a byte a second, never ending it. */
+async function slowHeaders(url, pid, bytes) {
   const { port } = new URL(url);
   const before = rssMiB(pid);
   let peak = before;
@@ -120,8 +123,9 @@ async function slowHeaders(url, pid) {
     });
     socket.on('connect', async () => {
       socket.write('GET /health/live HTTP/1.1\r\nHost: bench\r\nX-Filler: ');
-      for (let sent = 0; sent < 1_000_000 && !state.closed; sent += chunk.length) {
-        socket.write(chunk);
+      // 1,000,000 bytes stay under a 1 MiB limit with the request line, so that only a narrower one refuses them.
+      for (let sent = 0; sent < bytes && !state.closed; sent += chunk.length) {
+        socket.write(chunk.slice(0, bytes - sent));
         await sleep(20);
       }
       while (!state.closed && Date.now() - started < HOLD_MAX_MS) {
@@ -201,20 +205,32 @@ async function main() {
     ).json();
     const keys = created.credentials;
 
-    const a = await manyKeys(server.url, keys);
-    console.log('(a) 60,000-key body, authenticated:');
-    for (const row of a) console.log(`  ${row.route.padEnd(30)} ${row.bodyKB} KB  status ${row.statuses.join('/')}  median ${ms(row.medianMs)}  max ${ms(row.maxMs)}`);
-
-    const c = await bigAnonymousBodies(server.url);
-    console.log(`(c) 10 clients sending ${c.bodyKB} KB bodies without keys for 10 s (${c.bodiesSent} sent, answers ${JSON.stringify(c.answers)}):`);
-    console.log(`  /health/live idle        p50 ${ms(c.healthIdle.p50Ms)}  p99 ${ms(c.healthIdle.p99Ms)}  max ${ms(c.healthIdle.maxMs)}`);
-    console.log(`  /health/live under load  p50 ${ms(c.healthUnderLoad.p50Ms)}  p99 ${ms(c.healthUnderLoad.p99Ms)}  max ${ms(c.healthUnderLoad.maxMs)}`);
-
-    await sleep(2000);
-    const b = await slowHeaders(server.url, server.process.pid);
-    console.log('(b) 40 slow connections, ~1,000,000-byte unfinished header each:');
-    console.log(`  server RSS ${b.rssBeforeMiB} → peak ${b.rssPeakMiB} MiB (+${b.rssGrowthMiB}); answers ${JSON.stringify(b.answers)}`);
-    console.log(`  ${b.stillHeldAtStopS ? `${b.stillHeldAtStopS.connections} still held when the bench stopped at ${b.stillHeldAtStopS.atS} s` : `all closed by the server within ${b.lastClosedAfterS?.toFixed(1)} s`}`);
+    let a = null;
+    let b = null;
+    let c = null;
+    if (PARTS.has('a')) {
+      a = await manyKeys(server.url, keys);
+      console.log('(a) 60,000-key body, authenticated:');
+      for (const row of a) console.log(`  ${row.route.padEnd(30)} ${row.bodyKB} KB  status ${row.statuses.join('/')}  median ${ms(row.medianMs)}  max ${ms(row.maxMs)}`);
+    }
+    if (PARTS.has('c')) {
+      c = await bigAnonymousBodies(server.url);
+      console.log(`(c) 10 clients sending ${c.bodyKB} KB bodies without keys for 10 s (${c.bodiesSent} sent, answers ${JSON.stringify(c.answers)}):`);
+      console.log(`  /health/live idle        p50 ${ms(c.healthIdle.p50Ms)}  p99 ${ms(c.healthIdle.p99Ms)}  max ${ms(c.healthIdle.maxMs)}`);
+      console.log(`  /health/live under load  p50 ${ms(c.healthUnderLoad.p50Ms)}  p99 ${ms(c.healthUnderLoad.p99Ms)}  max ${ms(c.healthUnderLoad.maxMs)}`);
+    }
+    if (PARTS.has('b')) {
+      await sleep(2000);
+      b = {};
+      // The large header shows the parser's limit; the small one (under every limit) the headers timeout.
+      for (const bytes of [1_000_000, 12_000]) {
+        const run = (b[bytes] = await slowHeaders(server.url, server.process.pid, bytes));
+        console.log(`(b) 40 slow connections, ${bytes.toLocaleString('en')}-byte unfinished header each:`);
+        console.log(`  server RSS ${run.rssBeforeMiB} → peak ${run.rssPeakMiB} MiB (+${run.rssGrowthMiB}); answers ${JSON.stringify(run.answers)}`);
+        console.log(`  ${run.stillHeldAtStopS ? `${run.stillHeldAtStopS.connections} still held when the bench stopped at ${run.stillHeldAtStopS.atS} s` : `all closed by the server within ${run.lastClosedAfterS?.toFixed(1)} s`}`);
+        await sleep(2000);
+      }
+    }
 
     const file = process.env.BENCH_HOSTILE_OUTPUT;
     if (file) fs.writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), commit, build: DIST, manyKeys: a, slowHeaders: b, bigAnonymousBodies: c }, null, 2)}\n`);

@@ -16,7 +16,7 @@ const under = (path: string, prefix: string): boolean => path === prefix || path
 export function largeBodyAdmission(apiKeys: ApiKeysService, config: AppConfig): LargeBodyAdmission {
   const webhookPaths = new Set(Object.values(config.apiPixWebhookPaths ?? {}));
   return async (request) => {
-    const path = request.path;
+    const path = request.path.toLowerCase(); // as Express routes it; the webhook's secret path below is exact
     if (under(path, '/api')) {
       const publicKey = request.header('x-api-public-key');
       const seller: AuthenticatedSeller = { id: await apiKeys.authenticate(publicKey, request.header('x-api-private-key')), publicKey: publicKey as string };
@@ -27,6 +27,6 @@ export function largeBodyAdmission(apiKeys: ApiKeysService, config: AppConfig): 
       checkAdminToken(config.adminToken, request);
       return true;
     }
-    return webhookPaths.has(path);
+    return webhookPaths.has(request.path);
   };
 }
