@@ -92,6 +92,17 @@ describe('Request bodies are read or refused, cheaply, and secrets are not cache
       expect(JSON.stringify(answer.body.error)).toContain('overlapHours');
       expect(await secretRow()).toEqual(before);
     });
+
+    it('cancelImmediately: null is a 400 naming it, not an immediate cancellation', async () => {
+      const created = await t.http.post('/api/sales').set(seller.headers).send(saleBody('CREDIT_CARD', { subscription: { enabled: true, billingCycle: 'MONTHLY' } })).expect(201);
+      const id = created.body.sale.subscription.id as number;
+      const statusOf = async () => (await t.db.query('SELECT status FROM subscriptions WHERE id = $1', [id]))[0].status;
+      const before = await statusOf();
+      const answer = await t.http.post(`/api/subscriptions/${id}/cancel`).set(seller.headers).send({ cancelImmediately: null });
+      expect(answer.status).toBe(400);
+      expect(JSON.stringify(answer.body.error)).toContain('cancelImmediately');
+      expect(await statusOf()).toBe(before);
+    });
   });
 
   describe('M3: an object of many keys is refused before it is transformed', () => {
