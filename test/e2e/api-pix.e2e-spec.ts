@@ -115,6 +115,15 @@ describe('PIX through API Pix (issue 21)', () => {
     await t.http.post(`${webhookPath}/pix`).send({ pix: 'nothing' }).expect(400);
   });
 
+  // Issue 35 L3: a body over 64 KB is read only from a known sender; the PSP's is known by its secret path.
+  it('a notification over 64 KB on the secret path is read (and found not to be one), and the same body elsewhere is refused 413 unread', async () => {
+    const padded = JSON.stringify({ pix: 'nothing' }) + ' '.repeat(100_000);
+    const read = await t.http.post(`${webhookPath}/pix`).set('Content-Type', 'application/json').send(padded);
+    expect({ status: read.status, title: read.body.title }).toEqual({ status: 400, title: 'Not a Pix notification' });
+    const elsewhere = await t.http.post('/nothing-here').set('Content-Type', 'application/json').send(padded);
+    expect({ status: elsewhere.status, error: elsewhere.body.error }).toEqual({ status: 413, error: 'PAYLOAD_TOO_LARGE' });
+  });
+
   it('a Pix after the sale expired, or of another amount, is returned to its payer in full and shown to the operator', async () => {
     psp.autoSettleRefunds('DEVOLVIDO');
     const late = await createPixSale({ amount: 4000, pix: { expiresInDays: 1 } });
