@@ -13,6 +13,8 @@ import { STATUS_BY_CODE } from './common/filters/error-status';
 import { FallbackExceptionFilter, rendererForPath } from './common/filters/fallback-exception.filter';
 import { AppValidationPipe } from './common/pipes/validation.pipe';
 import { checkRequest, HEADER_LIMIT_BYTES, HEADER_PARSER_LIMIT_BYTES } from './common/middleware/request-body';
+import { largeBodyAdmission } from './common/middleware/large-body-admission';
+import { ApiKeysService } from './auth/api-keys.service';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
@@ -26,6 +28,13 @@ export async function createApp(): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressPlatformAdapter(), { bodyParser: false, bufferLogs: true });
   return configureApp(app);
 }
+
+/**
+ * How long a client may take to send its request line and headers. Well above what a real client on a
+ * slow link needs for 16 KB; checked every CONNECTIONS_CHECK_MS (ExpressPlatformAdapter), so a slow
+ * client is cut off within about 11 s.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
 
 /** The start of a request line, even cut short by the limit: its method and path. */
 const REQUEST_LINE_START = /^[A-Z]+ (\/[^\s?]*)/;
@@ -50,6 +59,9 @@ export function answerRequestsNodeWouldRefuse(app: NestExpressApplication): void
   // Read by Node for each new connection. Requests over HEADER_LIMIT_BYTES and under this are refused by
   // checkRequest, which knows their path; only larger ones reach 'clientError' below.
   (server as { maxHeaderSize?: number }).maxHeaderSize = HEADER_PARSER_LIMIT_BYTES;
+  // A client still sending its request line and headers after this is cut off (Node answers through
+  // 'clientError'); Node's default, 60 s, let slow clients hold their buffers for a minute (issue 35 L2).
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
@@ -119,6 +131,6 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   SwaggerModule.setup('docs', app, publicDocument(document, reach), { jsonDocumentUrl: 'docs-json' });
   // Last of what is mounted here, so first of what the modules mount (the PSP's webhook reads the parsed
   // body) and before every route: /docs and the dashboard's static files are served before it.
-  app.use(checkRequest);
+  app.use(checkRequest(largeBodyAdmission(app.get(ApiKeysService), config)));
   return app;
 }

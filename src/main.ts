@@ -37,9 +37,10 @@ async function bootstrap(): Promise<void> {
   }
   const server = await app.listen(config.port);
   // Keep-alive longer than the usual load balancer idle timeout (60 s), so that the balancer, not this
-  // process, closes idle connections and never reuses one that is being closed (a spurious 502).
+  // process, closes idle connections and never reuses one that is being closed (a spurious 502). Node
+  // (18 and later) times the headers of each request from its first byte, not the connection's idle time:
+  // headersTimeout (configure-app.ts) need not exceed this.
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   closeIdleConnectionsOnShutdown(server);
 }
 

@@ -9,6 +9,7 @@ import { SellerService } from '../seller/seller.service';
 import { AdminSellerResponse, CreatedSellerResponse, InvitationResponse, KeyPairResponse, SettingsDto, SettingsResponse } from './dto/admin.response';
 import { CreateSellerDto, UpdateSellerDto } from './dto/seller-input.dto';
 import { SettingsService } from './settings.service';
+import { ShownOnce } from '../common/decorators/shown-once.decorator';
 
 /** The operator API of platform.md §2: sellers, key pairs and platform settings. */
 @Controller('admin')
@@ -21,6 +22,7 @@ export class AdminController {
   ) {}
 
   @Post('sellers')
+  @ShownOnce()
   @ApiOperation({ summary: 'Create a seller with its first API key pair and postback secret' })
   @ApiCreatedResponse({ type: CreatedSellerResponse })
   @ApiErrorResponses('account', ['MISSING_FIELDS', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'CONFLICT'])
@@ -46,6 +48,7 @@ export class AdminController {
   }
 
   @Post('sellers/:id/api-keys')
+  @ShownOnce()
   @ApiOperation({ summary: 'Issue a new API key pair; earlier pairs keep working until revoked' })
   @ApiCreatedResponse({ type: KeyPairResponse })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])
@@ -54,6 +57,7 @@ export class AdminController {
   }
 
   @Post('sellers/:id/invitation')
+  @ShownOnce()
   @ApiOperation({ summary: "A new one-time link that sets the seller's dashboard password (expires in 72 h); every earlier unused link stops working at once (revokedInvitations says how many)" })
   @ApiCreatedResponse({ type: InvitationResponse })
   @ApiErrorResponses('account', ['INVALID_ID', 'UNAUTHORIZED', 'NOT_FOUND'])

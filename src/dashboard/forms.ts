@@ -60,6 +60,14 @@ export async function startSession(request: Request, userId: number, sellerId: n
  * Validates what a form or a filter sent with the API's own DTO (its class-validator rules), the way the
  * API's validation pipe does: the typed value, or the field errors to show next to each field.
  */
+/** `plain` as the DTO, checked as the API checks it; throws the RequestValidationError the API would answer. */
+export async function checked<T extends object>(dto: new () => T, plain: Record<string, unknown>): Promise<T> {
+  const value = plainToInstance(dto, plain);
+  const { missing, invalid } = collectFieldErrors(await validate(value, { whitelist: true, forbidUnknownValues: true }));
+  if (missing.length > 0 || invalid.length > 0) throw new RequestValidationError(missing, invalid);
+  return value;
+}
+
 export async function validated<T extends object>(dto: new () => T, plain: Record<string, unknown>): Promise<{ value: T; errors: FormErrors | null }> {
   const value = plainToInstance(dto, plain);
   const { missing, invalid } = collectFieldErrors(await validate(value, { whitelist: true, forbidUnknownValues: true }));

@@ -20,6 +20,14 @@ describe('request shape limits', () => {
     expect(requestShapeProblem({ note: 'x'.repeat(100_001) })?.field).toBe('note');
   });
 
+  it('refuses an object with more than 1000 fields, naming it, at the top or nested', () => {
+    const fields = (count: number): Record<string, number> => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]));
+    expect(requestShapeProblem(fields(1000))).toBeNull();
+    expect(requestShapeProblem(fields(60_000))).toEqual({ field: 'body', message: 'must have at most 1000 fields' });
+    expect(requestShapeProblem({ metadata: { inner: fields(1001) } })).toEqual({ field: 'metadata.inner', message: 'must have at most 1000 fields' });
+    expect(requestShapeProblem({ items: [{ title: 'x' }, fields(1001)] })?.field).toBe('items[1]');
+  });
+
   it('refuses a path segment that decodes to a NUL, and leaves bad percent-encodings to the router', () => {
     expect(pathShapeProblem('/admin/api-keys/%00')).toEqual({ field: 'path', message: expect.stringMatching(/cannot be stored/) });
     expect(pathShapeProblem('/api/transactions/12')).toBeNull();

@@ -19,6 +19,7 @@ import {
   SecretStateResponse,
 } from './dto/events.dto';
 import { EventsService } from './events.service';
+import { ShownOnce } from '../common/decorators/shown-once.decorator';
 
 const READ_ERRORS = ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL_ERROR'] as const;
 const EVENT_ID = { name: 'id', description: 'The event id (X-Event-Id and webhook-id of its deliveries)', example: '0b6c1f8e-5d2a-4b7e-9a51-3c2d1e0f9a8b' };
@@ -76,11 +77,12 @@ export class EventsController {
   }
 
   @Post('secret/roll')
+  @ShownOnce()
   @ApiOperation({
     summary: 'A new postback secret, shown once; the replaced one keeps signing beside it for overlapHours (default 24, at most 168)',
   })
   @ApiCreatedResponse({ type: RolledSecretResponse })
-  @ApiErrorResponses('events', ['VALIDATION_ERROR', 'MALFORMED_JSON', ...READ_ERRORS])
+  @ApiErrorResponses('events', ['VALIDATION_ERROR', 'MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', ...READ_ERRORS])
   async rollSecret(@CurrentSeller() seller: AuthenticatedSeller, @Body() body: RollSecretDto): Promise<RolledSecretResponse> {
     const rolled = await this.sellers.rotatePostbackSecret(seller.id, Math.round((body.overlapHours ?? 24) * 3600));
     return { success: true, data: { ...rolled, previousSecretExpiresAt: rolled.previousSecretExpiresAt?.toISOString() ?? null } };

@@ -8,6 +8,7 @@ import { DeliveriesQueryDto, DeliveryResponse, PostbackSecretResponse } from './
 import { CreateWebhookDto, WebhookResponse } from './dto/webhook.dto';
 import { RollSecretDto } from './dto/events.dto';
 import { NotificationsService } from './notifications.service';
+import { ShownOnce } from '../common/decorators/shown-once.decorator';
 
 /** Operator routes of notifications (platform.md §2, §5): withdrawal webhooks, deliveries, the postback secret. */
 @Controller('admin/sellers/:sellerId')
@@ -61,6 +62,7 @@ export class NotificationsController {
   }
 
   @Post('postback-secret')
+  @ShownOnce()
   @ApiOperation({
     summary: "Rotate the seller's postback secret: the new one signs from now on, the replaced one beside it for overlapHours (default 24; 0 for a leak)",
   })

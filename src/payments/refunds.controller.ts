@@ -29,7 +29,7 @@ export class RefundsController {
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 255 visible ASCII characters' })
   @ApiBody({ type: CreateRefundDto, required: false })
   @ApiResponse({ status: 201, type: RefundResponse })
-  @ApiErrorResponses('sales', ['VALIDATION_ERROR', 'MALFORMED_JSON', 'INVALID_ID', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'SALE_NOT_REFUNDABLE', 'REFUND_EXCEEDS_REMAINING', 'REFUND_WINDOW_EXPIRED', 'IDEMPOTENCY_KEY_REUSED', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_ERROR'])
+  @ApiErrorResponses('sales', ['VALIDATION_ERROR', 'MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_ID', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'SALE_NOT_REFUNDABLE', 'REFUND_EXCEEDS_REMAINING', 'REFUND_WINDOW_EXPIRED', 'IDEMPOTENCY_KEY_REUSED', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_ERROR'])
   async create(
     @CurrentSeller() seller: AuthenticatedSeller,
     @Param('id', IdParamPipe) saleId: number,

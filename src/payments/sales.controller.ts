@@ -30,6 +30,7 @@ export class SalesController {
     'MISSING_FIELDS',
     'VALIDATION_ERROR',
     'MALFORMED_JSON',
+    'UNSUPPORTED_MEDIA_TYPE',
     'UNAUTHORIZED',
     'FORBIDDEN',
     'MINIMUM_AMOUNT',

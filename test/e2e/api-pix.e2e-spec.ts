@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
@@ -114,6 +115,15 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(await receipt(forged)).toBeUndefined();
     expect((await transaction(sale.id)).status).toBe('PENDENTE');
     await t.http.post(`${webhookPath}/pix`).send({ pix: 'nothing' }).expect(400);
+  });
+
+  // Issue 35 L3: a body over 64 KB is read only from a known sender; the PSP's is known by its secret path.
+  it('a notification over 64 KB on the secret path is read (and found not to be one), and the same body elsewhere is refused 413 unread', async () => {
+    const padded = JSON.stringify({ pix: 'nothing' }) + ' '.repeat(100_000);
+    const read = await t.http.post(`${webhookPath}/pix`).set('Content-Type', 'application/json').send(padded);
+    expect({ status: read.status, title: read.body.title }).toEqual({ status: 400, title: 'Not a Pix notification' });
+    const elsewhere = await t.http.post('/nothing-here').set('Content-Type', 'application/json').send(padded);
+    expect({ status: elsewhere.status, error: elsewhere.body.error }).toEqual({ status: 413, error: 'PAYLOAD_TOO_LARGE' });
   });
 
   it('a Pix after the sale expired, or of another amount, is returned to its payer in full and shown to the operator', async () => {
@@ -234,6 +244,26 @@ describe('PIX through API Pix (issue 21)', () => {
     expect(busy.headers['retry-after']).toBe('1');
     expect(cobPuts()).toBe(puts + 3);
     expect(await salesOfSeller()).toBe(sales);
+  });
+
+  // Issue 35 L6: the 503 quoted "API Pix PUT /cob/… failed: … 401 Unauthorized", the PSP's call and answer.
+  it('with the PSP refusing its token endpoint, the seller is told only that the provider is unavailable; the detail goes to the log', async () => {
+    const sales = await salesOfSeller();
+    psp.expireTokens();
+    // Enough refusals for the sale's three tries and the reconciliation running beside it (every second here).
+    psp.failNext(20, { status: 401, method: 'POST', path: /^\/oauth\/token/ });
+    const busy = await t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3250 })).expect(503);
+    expect(busy.body).toEqual({ error: 'SERVICE_UNAVAILABLE', message: 'The PIX provider is unavailable now: retry after the Retry-After delay', requestId: expect.any(String) });
+    expect(busy.headers['retry-after']).toBe('1');
+    expect(await salesOfSeller()).toBe(sales);
+    const logged = await eventually(
+      async () => readFileSync(process.env.LOG_FILE as string, 'utf8').split('\n').filter((line) => line.includes(busy.body.requestId)),
+      (lines) => lines.some((line) => line.includes('401')),
+      'the log line of the refusal',
+    );
+    expect(logged.find((line) => line.includes('401'))).toMatch(/PIX provider unavailable/);
+    // A new token once the PSP serves again (the refusals left are used up by the reconciliation meanwhile).
+    await eventually(() => t.http.post('/api/sales').set(seller.headers).send(saleBody('PIX', { amount: 3260 })), (answer) => answer.status === 201, 'a sale once the PSP serves again', 60_000);
   });
 
   it('removes at the PSP the charges that requests racing on one Idempotency-Key issued for sales never written', async () => {

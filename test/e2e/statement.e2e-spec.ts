@@ -148,4 +148,23 @@ describe('GET /api/public/balance/statement (issue 20)', () => {
     expect([toCents(rows[0][7]), toCents(rows[0][8])]).toEqual([balance.available, balance.blocked]);
     expect((await agent.get('/dashboard/statement').query({ from: '2026-12-01', to: '2026-11-01' })).status).toBe(400);
   });
+
+  // Issue 35 L5: the dashboard passed its dates to the query unchecked, and a date that is not one was a 500.
+  it('the dashboard answers a date that is not one with a 400 page naming it, on the page and for the CSV', async () => {
+    const agent = request.agent(t.app.getHttpServer());
+    const invitation = (await t.http.post(`/admin/sellers/${seller.id}/invitation`).set(adminHeaders).expect(201)).body.url as string;
+    const path = new URL(invitation).pathname;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec((await agent.get(path).expect(200)).text)?.[1];
+    await agent.post(path).type('form').send({ _csrf: csrf, password: 'senha-do-extrato-2', passwordConfirmation: 'senha-do-extrato-2' }).expect(303);
+
+    const garbage = await agent.get('/dashboard/statement').query({ from: 'garbage' });
+    expect({ status: garbage.status, type: garbage.headers['content-type'] }).toEqual({ status: 400, type: expect.stringMatching(/^text\/html/) });
+    expect(garbage.text).toContain('from must be a date YYYY-MM-DD');
+    const cursor = await agent.get('/dashboard/statement').query({ cursor: '%%%' });
+    expect(cursor.status).toBe(400);
+    for (const query of [{ from: '2026-13-45' }, { to: 'amanhã' }, { cursor: '!' }]) {
+      const csv = await agent.get('/dashboard/statement/csv').query(query);
+      expect({ query, status: csv.status, type: csv.headers['content-type'] }).toEqual({ query, status: 400, type: expect.stringMatching(/^text\/html/) });
+    }
+  });
 });

@@ -30,6 +30,7 @@ const SAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   SERVICE_UNAVAILABLE: 'The service is busy: retry after the Retry-After delay',
   PSP_REFUSED: 'The PIX provider refused the charge (400 Cobrança inválida.: O campo cob.devedor.cpf não é válido.); nothing was created, and the same request will be refused again',
   MALFORMED_JSON: 'The request body is not valid JSON',
+  UNSUPPORTED_MEDIA_TYPE: 'The request body must be JSON sent as Content-Type: application/json; this one has Content-Type "text/plain" and was not read',
   PAYLOAD_TOO_LARGE: 'The request body is too large',
   INVALID_ID: 'Invalid id "abc": it must be a positive integer',
 };

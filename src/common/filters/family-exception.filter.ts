@@ -3,6 +3,7 @@ import { Request, Response } from 'express';
 import { DomainError } from '../../domain/domain-error';
 import { ErrorBodyRenderer, INTERNAL_MESSAGE } from './error-family';
 import { STATUS_BY_CODE } from './error-status';
+import { PixProviderUnavailableError } from '../../providers/api-pix/api-pix.client';
 import { toDomainError } from './to-domain-error';
 
 const logger = new Logger('Errors');
@@ -16,7 +17,9 @@ export function respondWithError(exception: unknown, request: Request, response:
   const status = STATUS_BY_CODE[error.code];
   const requestId = String((request as { id?: unknown }).id ?? '');
   if (error.code === 'SERVICE_UNAVAILABLE') {
-    logger.warn({ err: exception, requestId, method: request.method, path: request.path }, 'Request refused: database busy');
+    // The cause (the PSP's call and answer, the database's error) is written here, never in the answer.
+    const cause = exception instanceof PixProviderUnavailableError ? 'PIX provider unavailable' : 'database busy';
+    logger.warn({ err: exception, requestId, method: request.method, path: request.path }, `Request refused: ${cause}`);
   } else if (status >= 500) {
     logger.error({ err: exception, requestId, method: request.method, path: request.path }, 'Request failed');
   }

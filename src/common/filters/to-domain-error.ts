@@ -5,6 +5,9 @@ import { DomainError, ErrorCode } from '../../domain/domain-error';
 import { PixProviderUnavailableError } from '../../providers/api-pix/api-pix.client';
 import { PixRequestRefusedError } from '../../providers/pix-provider.port';
 
+/** What a seller is told when the PSP could not be reached or refused the gateway itself (its token, a 5xx). */
+export const PIX_PROVIDER_UNAVAILABLE = 'The PIX provider is unavailable now: retry after the Retry-After delay';
+
 /** Errors raised by express' body parser before any route runs. */
 interface BodyParserError {
   type?: string;
@@ -51,7 +54,8 @@ export function toDomainError(exception: unknown): DomainError | null {
     return new DomainError('SERVICE_UNAVAILABLE', 'The service is busy: retry after the Retry-After delay');
   }
   if (exception instanceof PixProviderUnavailableError) {
-    return new DomainError('SERVICE_UNAVAILABLE', `The PIX provider could not take the request now: retry after the Retry-After delay (${exception.message})`);
+    // Only that: which call failed and how (a token refused, a status) is the operator's, in the log (respondWithError).
+    return new DomainError('SERVICE_UNAVAILABLE', PIX_PROVIDER_UNAVAILABLE);
   }
   if (exception instanceof PixRequestRefusedError) {
     // A permanent refusal (RFC 7807, 4xx): the PSP's own title and detail, never a retry.

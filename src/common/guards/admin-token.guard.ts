@@ -10,15 +10,18 @@ export class AdminTokenGuard implements CanActivate {
   constructor(private readonly config: AppConfig) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const expected = this.config.adminToken;
-    const request = context.switchToHttp().getRequest<Request>();
-    if (expected === null) {
-      throw new DomainError('NOT_FOUND', `Route not found: ${request.method} ${request.path}`);
-    }
-    const given = request.header('x-admin-token');
-    if (!given || !constantTimeEqual(given, expected)) {
-      throw new DomainError('UNAUTHORIZED', 'Missing or invalid X-Admin-Token');
-    }
+    checkAdminToken(this.config.adminToken, context.switchToHttp().getRequest<Request>());
     return true;
+  }
+}
+
+/** Throws the operator API's refusal of the request (404 with no ADMIN_TOKEN set, 401 without the right token). */
+export function checkAdminToken(expected: string | null, request: Request): void {
+  if (expected === null) {
+    throw new DomainError('NOT_FOUND', `Route not found: ${request.method} ${request.path}`);
+  }
+  const given = request.header('x-admin-token');
+  if (!given || !constantTimeEqual(given, expected)) {
+    throw new DomainError('UNAUTHORIZED', 'Missing or invalid X-Admin-Token');
   }
 }

@@ -38,6 +38,8 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     const address = `ip:${request.ip ?? 'unknown'}`;
     if (subject === 'probe') return `probe:${address}`;
     if (subject === 'address') return address;
+    const verified = request[VERIFIED_PAIR_KEY] as AuthenticatedSeller | undefined;
+    if (verified) return `seller:${verified.id}`; // checked before its large body was read (checkRequest)
     const publicKey = request.headers['x-api-public-key'];
     const privateKey = request.headers['x-api-private-key'];
     if (typeof publicKey !== 'string' || typeof privateKey !== 'string') return address;

@@ -6,6 +6,9 @@ import type { Express } from 'express';
 
 type Constructor = new (...args: never[]) => object;
 
+/** Interval of Node's sweep for requests whose headers or body take too long (configure-app.ts, HEADERS_TIMEOUT_MS). */
+export const CONNECTIONS_CHECK_MS = 1_000;
+
 /**
  * NestJS's Express adapter with one difference: the HTTP server builds each request and response with
  * Express's own prototypes (`app.request`, `app.response`) from the start, through Node's
@@ -28,6 +31,8 @@ export class ExpressPlatformAdapter extends ExpressAdapter {
     const classes = {
       IncomingMessage: withPrototype(http.IncomingMessage, app.request),
       ServerResponse: withPrototype(http.ServerResponse, app.response),
+      // How often Node looks for requests over headersTimeout (HEADERS_TIMEOUT_MS); its default, 30 s, would triple it.
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
     };
     this.httpServer = options?.httpsOptions ? https.createServer({ ...options.httpsOptions, ...classes }, app) : http.createServer(classes, app);
   }

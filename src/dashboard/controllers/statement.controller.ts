@@ -2,13 +2,13 @@ import { Controller, Get, Query, Res, UseFilters, UseGuards } from '@nestjs/comm
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Response } from 'express';
 import { BalanceService } from '../../balance/balance.service';
-import { StatementLine } from '../../balance/dto/statement.dto';
+import { StatementLine, StatementQueryDto } from '../../balance/dto/statement.dto';
 import { DashboardExceptionFilter } from '../../common/filters/dashboard-exception.filter';
 import { DomainError } from '../../domain/domain-error';
 import { cents, centsToReaisString } from '../../domain/money';
 import { LedgerEntryKind } from '../../domain/ledger';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
-import { formErrorsOf, NO_ERRORS } from '../forms';
+import { checked, formErrorsOf, NO_ERRORS } from '../forms';
 
 /** What each movement is, as the seller reads it. */
 const KIND_LABELS: Record<LedgerEntryKind, string> = {
@@ -46,9 +46,8 @@ export class DashboardStatementController {
   @Get()
   async page(@CurrentUser() user: DashboardUser, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
     const filters = { from: text(query.from), to: text(query.to) };
-    const cursor = text(query.cursor);
     try {
-      const statement = await this.balance.statement(user.sellerId, { ...range(filters), cursor: cursor || undefined, limit: 50 });
+      const statement = await this.balance.statement(user.sellerId, { ...(await checkedPeriod(query)), limit: 50 });
       const balance = await this.balance.balanceOf(user.sellerId);
       response.render('statement', { filters, lines: statement.statement, nextCursor: statement.nextCursor, labels: KIND_LABELS, balance, errors: NO_ERRORS });
     } catch (error) {
@@ -59,7 +58,8 @@ export class DashboardStatementController {
 
   @Get('csv')
   async csv(@CurrentUser() user: DashboardUser, @Query() query: Record<string, unknown>, @Res() response: Response): Promise<void> {
-    const filters = range({ from: text(query.from), to: text(query.to) });
+    // A bad date is the dashboard's 400 page (DashboardExceptionFilter), as on the statement page.
+    const filters = await checkedPeriod(query);
     const lines: StatementLine[] = [];
     let cursor: string | undefined;
     do {
@@ -81,8 +81,13 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value.trim() : '';
 }
 
-function range(filters: { from: string; to: string }): { from?: string; to?: string } {
-  return { from: filters.from || undefined, to: filters.to || undefined };
+/**
+ * The period and cursor asked for, checked as the API checks them (StatementQueryDto): a date that is not
+ * YYYY-MM-DD or a cursor that is not one is a VALIDATION_ERROR naming it, never a query (it was a 500).
+ */
+async function checkedPeriod(query: Record<string, unknown>): Promise<{ from?: string; to?: string; cursor?: string }> {
+  const { from, to, cursor } = await checked(StatementQueryDto, { from: text(query.from) || undefined, to: text(query.to) || undefined, cursor: text(query.cursor) || undefined });
+  return { from, to, cursor };
 }
 
 const reais = (value: number) => centsToReaisString(cents(value));

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsNumber, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsOptionalNotNull } from '../../common/validation/is-optional-not-null';
 import { PageLimit, queryInteger } from '../../common/validation/query-integers';
 
 const toInteger = queryInteger(15);
@@ -85,7 +86,7 @@ export class RollSecretDto {
     default: 24,
     description: 'Hours the replaced secret keeps signing beside the new one, 0 to 168 (7 days); fractions of an hour allowed; 0 for a leaked secret',
   })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 4 }, { message: 'overlapHours must be a number of hours, 0 to 168' })
   @Min(0, { message: 'overlapHours must be a number of hours, 0 to 168' })
   @Max(168, { message: 'overlapHours must be a number of hours, 0 to 168' })

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
+import { IsOptionalNotNull } from '../../common/validation/is-optional-not-null';
 
 export class CreateRefundDto {
   @ApiPropertyOptional({ example: 1500, description: 'Cents to refund; absent: all that is left of the sale' })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsInt({ message: 'amount must be a whole number of cents' })
   @Min(1, { message: 'amount must be at least 1 cent' })
   @Max(Number.MAX_SAFE_INTEGER, { message: 'amount is too large' })

@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription-status';
 import { PageLimit, queryInteger } from '../../common/validation/query-integers';
+import { IsOptionalNotNull } from '../../common/validation/is-optional-not-null';
 
 const toInteger = queryInteger();
 /** Text PostgreSQL can store: no NUL or other control characters, no lone surrogates. */
@@ -62,7 +63,7 @@ export class CancelSubscriptionDto {
   reason?: string;
 
   @ApiPropertyOptional({ example: true, default: true, description: 'false: cancel at the end of the current period' })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsBoolean({ message: 'cancelImmediately must be true or false' })
   cancelImmediately?: boolean;
 }
