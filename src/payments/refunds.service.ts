@@ -184,10 +184,7 @@ export class RefundsService {
       }
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.pixProvider }]);
       await this.announce(manager, sale, finished, 'PENDING', now);
-      const completedCents = await this.refunds.addCompleted(saleId, refund.amountCents, manager);
-      if (refundsCoverSale(sale, completedCents)) {
-        await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
-      }
+      await this.countCompleted(manager, sale, refund.amountCents, now);
     });
   }
 
@@ -227,12 +224,7 @@ export class RefundsService {
       await this.refunds.addRefunded(saleId, returned.amountCents, manager);
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.pixProvider ?? this.pix.name }]);
       await this.announce(manager, sale, refund, null, now);
-      const completedCents = await this.refunds.addCompleted(saleId, returned.amountCents, manager);
-      if (refundsCoverSale(sale, completedCents)) {
-        // What the reversal moves is what the returns left (nothing): the sale as it is after this one.
-        const returnedSale = { ...sale, refundedCents: cents(sale.refundedCents + returned.amountCents), refundCompletedCents: completedCents };
-        await this.pipeline.commit(manager, { sales: [{ sale: returnedSale, event: 'REFUNDED' }] }, now);
-      }
+      await this.countCompleted(manager, { ...sale, refundedCents: cents(sale.refundedCents + returned.amountCents) }, returned.amountCents, now);
       return refund;
     });
   }
@@ -260,6 +252,17 @@ export class RefundsService {
       }
     }
     return pending.length;
+  }
+
+  /**
+   * A refund (the seller's or the PSP's own) completed on `sale`, as the sale is after it: counted, and the
+   * sale moved to ESTORNADO once its completed refunds cover it (the reversal then moves what they left).
+   */
+  private async countCompleted(manager: EntityManager, sale: SaleEntity, amountCents: Cents, now: Date): Promise<void> {
+    const completedCents = await this.refunds.addCompleted(sale.id, amountCents, manager);
+    if (refundsCoverSale(sale, completedCents)) {
+      await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
+    }
   }
 
   private async announce(manager: EntityManager, sale: SaleEntity, refund: RefundRow, previous: RefundRow['status'] | null, now: Date): Promise<void> {

@@ -1,14 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
+import { ApiPixSimulator } from './setup/api-pix';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
-import { eventually, freePort } from './setup/processes';
+import { eventually } from './setup/processes';
+import { GatewayOnPsp, startGatewayOnPsp } from './setup/psp-gateway';
 import { saleBody } from './setup/sales';
-import { startApp, TestApp } from './setup/test-app';
+import { TestApp } from './setup/test-app';
 
-const RECEIVER_KEY = randomUUID();
-const CLIENT_ID = 'gateway-e2e';
-const CLIENT_SECRET = randomBytes(16).toString('hex');
 /** The most ids the inbox of each source holds in this test's app (API_PIX_INBOX_MAX). */
 const INBOX_MAX = 100;
 const GET_PIX = /^\/v2\/pix\/[A-Za-z0-9]{32}$/;
@@ -21,7 +19,7 @@ const GET_PIX = /^\/v2\/pix\/[A-Za-z0-9]{32}$/;
  * Automático configured.
  */
 describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
-  let certs: PixCertificates;
+  let gateway: GatewayOnPsp;
   let psp: ApiPixSimulator;
   let t: TestApp;
   let seller: TestSeller;
@@ -30,28 +28,14 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
   let logFile: string;
 
   beforeAll(async () => {
-    certs = await makeCertificates();
-    psp = await ApiPixSimulator.start({ certs, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, receiverKey: RECEIVER_KEY });
-    const port = await freePort();
-    secret = randomBytes(16).toString('hex');
-    webhookPath = `/psp/notifications/${secret}`;
     logFile = process.env.LOG_FILE as string;
-    t = await startApp({
-      ...psp.gatewayEnv(`http://127.0.0.1:${port}${webhookPath}`),
-      API_PIX_RECEIVER_ACCOUNT: undefined,
-      API_PIX_RECONCILE_SECONDS: '1',
-      API_PIX_TIMEOUT_MS: '1500',
-      API_PIX_INBOX_MAX: String(INBOX_MAX),
-    });
-    await t.app.listen(port, '127.0.0.1');
+    gateway = await startGatewayOnPsp({ API_PIX_RECEIVER_ACCOUNT: undefined, API_PIX_INBOX_MAX: String(INBOX_MAX) });
+    ({ psp, t, secret, webhookPath } = gateway);
     seller = await createSeller(t);
-    await eventually(async () => psp.webhookUrl(RECEIVER_KEY), (url) => url !== undefined, 'the webhook registration');
+    await eventually(async () => psp.webhookUrl(gateway.receiverKey), (url) => url !== undefined, 'the webhook registration');
   });
 
-  afterAll(async () => {
-    await t.close();
-    await psp.close();
-  });
+  afterAll(() => gateway.close());
 
   afterEach(() => {
     expect(psp.violations).toEqual([]);
@@ -156,32 +140,18 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
 });
 
 describe('The PSP webhook with Pix Automático configured (issue 35, M4)', () => {
-  let certs: PixCertificates;
+  let gateway: GatewayOnPsp;
   let psp: ApiPixSimulator;
   let t: TestApp;
   let webhookPath: string;
 
   beforeAll(async () => {
-    certs = await makeCertificates();
-    psp = await ApiPixSimulator.start({ certs, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, receiverKey: RECEIVER_KEY });
-    const port = await freePort();
-    webhookPath = `/psp/notifications/${randomBytes(16).toString('hex')}`;
-    t = await startApp({
-      ...psp.gatewayEnv(`http://127.0.0.1:${port}${webhookPath}`),
-      API_PIX_RECEIVER_ACCOUNT: '12345678',
-      API_PIX_RECEIVER_ACCOUNT_TYPE: 'CORRENTE',
-      API_PIX_RECONCILE_SECONDS: '1',
-      API_PIX_TIMEOUT_MS: '1500',
-      API_PIX_INBOX_MAX: String(INBOX_MAX),
-    });
-    await t.app.listen(port, '127.0.0.1');
+    gateway = await startGatewayOnPsp({ API_PIX_RECEIVER_ACCOUNT: '12345678', API_PIX_RECEIVER_ACCOUNT_TYPE: 'CORRENTE', API_PIX_INBOX_MAX: String(INBOX_MAX) });
+    ({ psp, t, webhookPath } = gateway);
     await eventually(async () => [psp.automaticWebhookUrl('rec'), psp.automaticWebhookUrl('cobr')], (urls) => urls.every(Boolean), 'the Pix Automático webhooks registered');
   });
 
-  afterAll(async () => {
-    await t.close();
-    await psp.close();
-  });
+  afterAll(() => gateway.close());
 
   afterEach(() => {
     expect(psp.violations).toEqual([]);

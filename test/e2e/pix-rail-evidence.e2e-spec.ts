@@ -1,16 +1,13 @@
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { ApiPixSimulator, makeCertificates, PixCertificates } from './setup/api-pix';
+import { ApiPixSimulator } from './setup/api-pix';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
-import { eventually, freePort } from './setup/processes';
-import { startApp, TestApp } from './setup/test-app';
+import { eventually } from './setup/processes';
+import { GatewayOnPsp, startGatewayOnPsp } from './setup/psp-gateway';
+import { TestApp } from './setup/test-app';
 
 const run = promisify(execFile);
-const RECEIVER_KEY = randomUUID();
-const CLIENT_ID = 'gateway-e2e-evidence';
-const CLIENT_SECRET = randomBytes(16).toString('hex');
 
 /**
  * Issue 35: on the real PIX rail, money moves only on the PSP's evidence. The sandbox's routes cannot move
@@ -19,30 +16,19 @@ const CLIENT_SECRET = randomBytes(16).toString('hex');
  * PSP does not have; ledger:verify proves every paid sale backed by its provider's record.
  */
 describe('PIX rail: money moves only on the PSP’s evidence (issue 35)', () => {
-  let certs: PixCertificates;
+  let gateway: GatewayOnPsp;
   let psp: ApiPixSimulator;
   let t: TestApp;
   let seller: TestSeller;
 
   beforeAll(async () => {
-    certs = await makeCertificates();
-    psp = await ApiPixSimulator.start({ certs, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, receiverKey: RECEIVER_KEY });
-    const port = await freePort();
-    t = await startApp({
-      ...psp.gatewayEnv(`http://127.0.0.1:${port}/psp/notifications/${randomBytes(16).toString('hex')}`),
-      API_PIX_RECONCILE_SECONDS: '1',
-      API_PIX_RETURNS_SWEEP_SECONDS: '1',
-      API_PIX_TIMEOUT_MS: '1500',
-    });
-    await t.app.listen(port, '127.0.0.1');
+    gateway = await startGatewayOnPsp({ API_PIX_RETURNS_SWEEP_SECONDS: '1' });
+    ({ psp, t } = gateway);
     seller = await createSeller(t);
-    await eventually(async () => psp.webhookUrl(RECEIVER_KEY), (url) => url !== undefined, 'the webhook registration');
+    await eventually(async () => psp.webhookUrl(gateway.receiverKey), (url) => url !== undefined, 'the webhook registration');
   });
 
-  afterAll(async () => {
-    await t.close();
-    await psp.close();
-  });
+  afterAll(() => gateway.close());
 
   afterEach(() => expect(psp.violations).toEqual([]));
 
@@ -97,6 +83,39 @@ describe('PIX rail: money moves only on the PSP’s evidence (issue 35)', () => 
     // The sandbox still plays the records it holds: a card sale under PAYMENT_PROVIDER=sandbox.
     const cardSale = await createSale(t, seller, saleBody('CREDIT_CARD', { amount: 2000 }));
     expect((await sendEvent(t, seller, cardSale.id, 'CHARGEBACK_OPENED')).status).toBe(200);
+  });
+
+  it('a burst of 30 sandbox confirmations: all refused on the PSP’s sale; on the sandbox’s own, paid once, one record, one posting', async () => {
+    const real = await createSale(t, seller, saleBody('PIX', { amount: 2200 }));
+    const own = await createSale(t, seller, saleBody('BOLETO', { amount: 2300 }));
+    const before = await balanceOf(t, seller);
+    const burst = (id: number) => Promise.all(Array.from({ length: 30 }, () => sendEvent(t, seller, id, 'PAYMENT_CONFIRMED')));
+    const [onReal, onOwn] = await Promise.all([burst(real.id), burst(own.id)]);
+    expect(onReal.map((answer) => answer.status)).toEqual(Array(30).fill(422));
+    expect(onOwn.map((answer) => answer.status).sort()).toEqual([200, ...Array(29).fill(409)]);
+    expect((await transaction(real.id)).status).toBe('PENDENTE');
+    const records = await t.db.query(`SELECT sale_id FROM sandbox_payments WHERE sale_id = ANY($1) ORDER BY sale_id`, [[real.id, own.id]]);
+    expect(records).toEqual([{ sale_id: own.id }]);
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM ledger_postings WHERE reference_type = 'SALE' AND reference_id = ANY($1) AND kind = 'SALE_PAID'`, [[real.id, own.id]]);
+    expect(n).toBe(1);
+    const net = Number((await t.db.query(`SELECT net_amount_cents FROM sales WHERE id = $1`, [own.id]))[0].net_amount_cents);
+    expect((await balanceOf(t, seller)).available - before.available).toBe(net);
+  });
+
+  it('the sandbox’s refund route refuses what is not a held refund of the seller’s: a bad id, an unknown one, another event, a body that is not JSON', async () => {
+    const refunds = (id: string) => t.http.post(`/api/sandbox/refunds/${id}/events`).set(seller.headers);
+    expect((await refunds('abc').send({ event: 'FAILED' })).body.error).toBe('INVALID_ID');
+    expect((await refunds('999999999').send({ event: 'FAILED' })).status).toBe(404);
+    expect((await refunds('1').send({ event: 'REFUNDED' })).status).toBe(400);
+    expect((await refunds('1').set('Content-Type', 'text/plain').send('{"event":"FAILED"}')).status).toBe(415);
+    // A refund of the PSP's sale is not the sandbox's to settle.
+    const { sale } = await paidPixSale(3013);
+    psp.autoSettleRefunds(null);
+    const pending = (await t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({}).expect(201)).body;
+    const answer = await refunds(String(pending.id)).send({ event: 'COMPLETED' });
+    expect(answer.status).toBe(422);
+    expect(answer.body.error).toBe('NOT_SUPPORTED');
+    expect((await refundsOf(sale.id)).refunds[0].status).toBe('PENDING');
   });
 
   it('the sandbox’s clock does not run ahead over the PSP’s records: a future `now` is refused (422) and the real PIX sale stays payable', async () => {
