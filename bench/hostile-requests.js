@@ -16,7 +16,7 @@
  *
  * Server mode (internal): node bench/hostile-requests.js --serve <database-url> <dist-dir>
  */
-const { execSync, spawn } = require('node:child_process');
+const { execSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
@@ -24,7 +24,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { ADMIN_TOKEN, startServiceApp } = require('./service-app');
-const { productionNodeFlags } = require('./production-node');
+const { startServer: startProductionServer } = require('./production-node');
 
 const DIST = path.resolve(process.env.BENCH_HOSTILE_DIST || path.join(__dirname, '..', 'dist'));
 const HOLD_MAX_MS = Number(process.env.BENCH_HOSTILE_HOLD_MAX_S || 90) * 1000;
@@ -36,16 +36,7 @@ async function serve(databaseUrl, distDir) {
 }
 
 function startServer(databaseUrl) {
-  return new Promise((resolve, reject) => {
-    const server = spawn(process.execPath, [...productionNodeFlags(), __filename, '--serve', databaseUrl, DIST], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    server.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const line = stdout.split('\n').find((l) => l.startsWith('{"url"'));
-      if (line) resolve({ process: server, url: JSON.parse(line).url });
-    });
-    server.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+  return startProductionServer([__filename, '--serve', databaseUrl, DIST]);
 }
 
 /** The server process's resident set, in MiB (Linux /proc). */

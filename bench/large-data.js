@@ -18,7 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { ADMIN_TOKEN, startServiceApp } = require('./service-app');
-const { productionNodeFlags } = require('./production-node');
+const { startServer: startProductionServer } = require('./production-node');
 
 /** The production build on a port; prints its URL, serves until killed. */
 async function serve(databaseUrl) {
@@ -27,16 +27,7 @@ async function serve(databaseUrl) {
 }
 
 function startServer(databaseUrl) {
-  return new Promise((resolve, reject) => {
-    const server = spawn(process.execPath, [...productionNodeFlags(), __filename, '--serve', databaseUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    server.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const line = stdout.split('\n').find((l) => l.startsWith('{"url"'));
-      if (line) resolve({ process: server, url: JSON.parse(line).url });
-    });
-    server.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+  return startProductionServer([__filename, '--serve', databaseUrl]);
 }
 
 /** One autocannon run in its own process (bench/load.js). */
