@@ -114,10 +114,10 @@ const itemsFrom = (saleId, param, from = '') => `
 SQL.pixSale = q(
   'b-pix-sale',
   `WITH s AS (
-     INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, customer_document_type,
+     INSERT INTO sales (id, provider, seller_id, status, payment_method, amount_cents, customer_name, customer_email, customer_document_type,
                         customer_document_number, customer_phone, pix_code, pix_receiver_key, external_transaction_id, expires_at,
                         shipping, postback_url, tracking, metadata)
-     VALUES ($1, $2, 'PENDENTE', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     VALUES ($1, 'sandbox', $2, 'PENDENTE', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
      RETURNING created_at),
    i AS (${itemsFrom('$1', '$18')}),
    h AS (INSERT INTO sale_status_changes (sale_id, previous_status, status) VALUES ($1, NULL, 'PENDENTE'))
@@ -133,10 +133,10 @@ const ISO = (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH2
 SQL.cardOpen = q(
   'b-card-open',
   `WITH s AS (
-     INSERT INTO sales (seller_id, status, payment_method, amount_cents, installments, customer_name, customer_email, customer_document_type,
+     INSERT INTO sales (provider, seller_id, status, payment_method, amount_cents, installments, customer_name, customer_email, customer_document_type,
                         customer_document_number, customer_phone, card_token, card_last_four, card_brand, shipping, postback_url,
                         tracking, metadata)
-     VALUES ($1, 'EM_PROCESSAMENTO', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+     VALUES ('sandbox', $1, 'EM_PROCESSAMENTO', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
      RETURNING id, created_at),
    i AS (${itemsFrom('s.id', '$17', 's, ')} RETURNING id, position, title, unit_price_cents, quantity, tangible),
    h AS (INSERT INTO sale_status_changes (sale_id, previous_status, status)
@@ -223,8 +223,8 @@ SQL.cashout = q(
   'b-cashout',
   `WITH b AS (UPDATE balances SET available_cents = available_cents - $2, blocked_cents = blocked_cents + $2, updated_at = now()
                 WHERE seller_id = $1 AND available_cents >= $2 RETURNING available_cents, blocked_cents),
-   w AS (INSERT INTO withdrawals (seller_id, status, amount_cents, fee_fixed_cents, fee_variable_cents, fee_total_cents, net_amount_cents, pix_key, pix_key_type)
-         SELECT $1, 'PENDING', $2, $3, $4, $5, $6, $7, $8 FROM b RETURNING id, created_at),
+   w AS (INSERT INTO withdrawals (provider, seller_id, status, amount_cents, fee_fixed_cents, fee_variable_cents, fee_total_cents, net_amount_cents, pix_key, pix_key_type)
+         SELECT 'sandbox', $1, 'PENDING', $2, $3, $4, $5, $6, $7, $8 FROM b RETURNING id, created_at),
    h AS (INSERT INTO withdrawal_status_changes (withdrawal_id, previous_status, status) SELECT id, NULL, 'PENDING' FROM w),
    p AS (INSERT INTO ledger_postings (seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents,
                                       available_after_cents, blocked_after_cents, created_at)

@@ -50,10 +50,10 @@ async function child(count, databaseUrl) {
   const db = app.get(DataSource);
   // count - 1 more subscriptions like the first, due at the same instant, spread over the sellers.
   await db.query(
-    `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+    `INSERT INTO subscriptions (provider, seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
                                 customer_name, customer_email, product_id, product_name, trial_days, next_billing_date, started_at,
                                 current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
-     SELECT ($3::int[])[1 + g % array_length($3::int[], 1)], status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+     SELECT provider, ($3::int[])[1 + g % array_length($3::int[], 1)], status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
             customer_name, customer_email, product_id, product_name, trial_days, next_billing_date, started_at,
             current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
        FROM subscriptions, generate_series(1, $2) AS g WHERE id = $1`,

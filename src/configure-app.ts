@@ -127,7 +127,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // are on; in production the operator reads the whole document at /admin/docs-json, with the token.
   const config = app.get(AppConfig);
   app.get(ApiDocumentStore).set(document);
-  const reach = { operator: !config.isProduction && config.adminToken !== null, sandbox: !config.isProduction && config.isSandbox };
+  const reach = { operator: !config.isProduction && config.adminToken !== null, sandbox: !config.isProduction && config.sandboxConfigured };
   SwaggerModule.setup('docs', app, publicDocument(document, reach), { jsonDocumentUrl: 'docs-json' });
   // Last of what is mounted here, so first of what the modules mount (the PSP's webhook reads the parsed
   // body) and before every route: /docs and the dashboard's static files are served before it.

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -16,7 +16,8 @@ import { nextWithdrawalStatus, WithdrawalEvent, WithdrawalStatus } from '../doma
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { PAYOUT_PROVIDER, PayoutProvider, payoutReference, PayoutRefusedError } from '../providers/payout-provider.port';
+import { payoutReference, PayoutRefusedError } from '../providers/payout-provider.port';
+import { ProviderRegistry } from '../providers/provider-registry';
 import { SellerService } from '../seller/seller.service';
 import { CashoutRepository } from './cashout.repository';
 import { CreateCashoutDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
@@ -55,7 +56,7 @@ export class CashoutService {
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
-    @Inject(PAYOUT_PROVIDER) private readonly payouts: PayoutProvider,
+    private readonly providers: ProviderRegistry,
     @InjectQueue(PAYOUTS_QUEUE) private readonly payoutQueue: Queue,
     private readonly config: AppConfig,
   ) {
@@ -91,8 +92,9 @@ export class CashoutService {
       throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
     }
 
-    const draft: Partial<WithdrawalEntity> = {
+    const draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'> = {
       sellerId,
+      provider: this.providers.forNew('PAYOUT'),
       status: 'PENDING',
       amountCents,
       feeFixedCents: fees.fixedCents,
@@ -115,7 +117,7 @@ export class CashoutService {
       const withdrawal = await this.withdrawals.insert(draft, manager);
       const balance = await this.ledger.lockBalance(manager, sellerId);
       if (balance.availableCents < amountCents) throw insufficientBalance(balance.availableCents, amountCents);
-      await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents) }]);
+      await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents), provider: withdrawal.provider }]);
       const body = toWithdrawal(withdrawal);
       await this.idempotency.attachResource(manager, idempotent, withdrawal.id);
       await this.idempotency.saveResponse(manager, idempotent, 201, body);
@@ -134,10 +136,10 @@ export class CashoutService {
    * INSUFFICIENT_BALANCE when it does not cover it; null, with nothing written, when the seller has no
    * balances row yet (the transactional path creates it).
    */
-  private async commitAlone(sellerId: number, draft: Partial<WithdrawalEntity>, amountCents: Cents): Promise<WithdrawalEntity | null> {
+  private async commitAlone(sellerId: number, draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'>, amountCents: Cents): Promise<WithdrawalEntity | null> {
     const id = await this.withdrawals.nextId();
     const statement = new CteStatement();
-    const posting = this.ledger.prepare(statement, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect: withdrawalRequestedEffect(amountCents) }]);
+    const posting = this.ledger.prepare(statement, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect: withdrawalRequestedEffect(amountCents), provider: draft.provider }]);
     const available = this.ledger.lockedAvailable(statement, sellerId);
     const written = this.withdrawals.addIfFunded(statement, { ...draft, id }, `${posting.ready} AND ${available} >= ${statement.param(amountCents)}::bigint`);
     posting.add(`(SELECT count(*) FROM ${written}) = 1`);
@@ -180,7 +182,7 @@ export class CashoutService {
     const reference = payoutReference(withdrawal.id);
     try {
       // Idempotent by reference: a payout the provider already has (a crash before its id was saved) is answered again, not sent twice.
-      const receipt = await this.payouts.requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType });
+      const receipt = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType });
       await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
     } catch (error) {
       if (!(error instanceof PayoutRefusedError)) throw error;
@@ -217,7 +219,7 @@ export class CashoutService {
     nextWithdrawalStatus(current.status, event);
     if (current.externalId === null) {
       if (event === 'PROCESSING' || event === 'COMPLETED') await this.sendPayout(id);
-      else await this.payouts.cancelPayout(payoutReference(id));
+      else await this.providers.payout(current.provider, `Withdrawal ${id}`).cancelPayout(payoutReference(id));
     }
     return toWithdrawalLookup(await this.move(sellerId, id, event));
   }
@@ -238,7 +240,7 @@ export class CashoutService {
         { amountCents: withdrawal.amountCents, feeCents: withdrawal.feeTotalCents, netAmountCents: withdrawal.netAmountCents },
         withdrawal.status,
       );
-      if (effect) await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect }]);
+      if (effect) await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect, provider: withdrawal.provider }]);
       const after = (await this.withdrawals.findById(id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {
         await this.notifications.enqueueWithdrawalWebhooks(manager, sellerId, id, toWithdrawalWebhook(after, profile.user));

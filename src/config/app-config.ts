@@ -1,5 +1,8 @@
 import { EnvironmentVariables } from './env.schema';
 
+/** The rails whose provider is configured: each new record goes to its rail's provider. */
+export type ProviderRail = 'PIX' | 'CARD' | 'BOLETO' | 'PAYOUT';
+
 /** Development-only key for stored secrets, used when ENCRYPTION_KEY is unset (a warning is logged). */
 export const DEVELOPMENT_ENCRYPTION_KEY = '5f0c8d0b1c9e4a7f8e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1';
 
@@ -27,8 +30,23 @@ export class AppConfig {
   get adminToken(): string | null {
     return this.env.ADMIN_TOKEN ?? null;
   }
-  get paymentProvider(): 'sandbox' {
-    return this.env.PAYMENT_PROVIDER as 'sandbox';
+  /**
+   * The provider each rail's new records go to (PIX_PROVIDER, CARD_PROVIDER, BOLETO_PROVIDER,
+   * PAYOUT_PROVIDER; PAYMENT_PROVIDER sets card and boleto when theirs are unset). A record made before
+   * keeps its own provider (ProviderRegistry).
+   */
+  get providers(): Record<ProviderRail, string> {
+    const env = this.env;
+    return {
+      PIX: env.PIX_PROVIDER,
+      CARD: env.CARD_PROVIDER ?? env.PAYMENT_PROVIDER ?? 'sandbox',
+      BOLETO: env.BOLETO_PROVIDER ?? env.PAYMENT_PROVIDER ?? 'sandbox',
+      PAYOUT: env.PAYOUT_PROVIDER,
+    };
+  }
+  /** The sandbox is configured for some rail: its routes are served (outside production). */
+  get sandboxConfigured(): boolean {
+    return Object.values(this.providers).includes('sandbox');
   }
   get pixProvider(): 'sandbox' | 'api-pix' {
     return this.env.PIX_PROVIDER as 'sandbox' | 'api-pix';
@@ -96,9 +114,6 @@ export class AppConfig {
   get apiPixWebhookSecret(): string | null {
     if (this.pixProvider !== 'api-pix') return null;
     return new URL(this.apiPix.webhookUrl).pathname.replace(/\/+$/, '').split('/').pop() ?? null;
-  }
-  get isSandbox(): boolean {
-    return this.paymentProvider === 'sandbox';
   }
   /** The sandbox's clock may run the jobs ahead on records a real PSP holds (tests against a PSP only). */
   get sandboxClockMovesRealRecords(): boolean {

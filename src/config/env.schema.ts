@@ -11,6 +11,8 @@ const toNumber = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^\d+(\.\d+)?$/.test(String(value)) ? Number(value) : value;
 /** An https URL without a trailing slash. */
 const HTTPS_URL = /^https:\/\/[^\s/?#]+(\/[^\s?#]*[^\s?#/])?$/;
+/** A provider's name in the registry and on every record it holds. */
+const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 /** The service's environment (platform.md §1). Each variable is checked at boot; defaults are for local work. */
@@ -38,9 +40,28 @@ export class EnvironmentVariables {
   @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters long' })
   ADMIN_TOKEN?: string;
 
+  /** Alias of CARD_PROVIDER and BOLETO_PROVIDER together (each of those, when set, wins). */
   @Transform(emptyToUndefined)
-  @IsIn(['sandbox'], { message: 'PAYMENT_PROVIDER must be one of: sandbox' })
-  PAYMENT_PROVIDER = 'sandbox';
+  @IsOptional()
+  @Matches(PROVIDER_NAME, { message: 'PAYMENT_PROVIDER must be a provider name (lower-case letters, digits and -), e.g. sandbox' })
+  PAYMENT_PROVIDER?: string;
+
+  /** Who takes new card sales (the provider registry checks at boot that it has a card adapter of that name). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(PROVIDER_NAME, { message: 'CARD_PROVIDER must be a provider name (lower-case letters, digits and -), e.g. sandbox' })
+  CARD_PROVIDER?: string;
+
+  /** Who issues new boletos (and takes transfers). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(PROVIDER_NAME, { message: 'BOLETO_PROVIDER must be a provider name (lower-case letters, digits and -), e.g. sandbox' })
+  BOLETO_PROVIDER?: string;
+
+  /** Who pays new withdrawals out. */
+  @Transform(emptyToUndefined)
+  @Matches(PROVIDER_NAME, { message: 'PAYOUT_PROVIDER must be a provider name (lower-case letters, digits and -), e.g. sandbox' })
+  PAYOUT_PROVIDER = 'sandbox';
 
   /** Who issues PIX charges and receives the Pix: the sandbox, or a PSP through the BCB's API Pix (the API_PIX_* variables). */
   @Transform(emptyToUndefined)

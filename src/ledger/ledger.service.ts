@@ -3,7 +3,6 @@ import { EntityManager } from 'typeorm';
 import { assertBalanced, isProviderAccount, LedgerAccount, LedgerEffect, LedgerReferenceType } from '../domain/ledger';
 import { CteStatement } from '../database/cte-statement';
 import { LedgerSummaryResponse } from './dto/ledger-summary.dto';
-import { AppConfig } from '../config/app-config';
 import { addCents, Cents, cents } from '../domain/money';
 import { BalanceMismatch, BalanceRow, DoubleEntryReport, LedgerRepository, NewPosting, StatementRange, StatementRow } from './ledger.repository';
 
@@ -15,8 +14,8 @@ export interface LedgerPosting {
   referenceType: LedgerReferenceType;
   referenceId: number;
   effect: LedgerEffect;
-  /** The provider its provider accounts are with, when not the card and payout provider (a PIX sale's PSP). */
-  provider?: string | null;
+  /** The provider its provider accounts are with: the provider of the record it books (a sale's, a withdrawal's, a Pix's). */
+  provider: string;
 }
 
 export type BalanceAfter = Omit<BalanceRow, 'updatedAt'>;
@@ -48,14 +47,7 @@ function sellerDeltas(effect: LedgerEffect): { available: number; blocked: numbe
  */
 @Injectable()
 export class LedgerService {
-  private readonly provider: string;
-
-  constructor(
-    private readonly ledger: LedgerRepository,
-    config: AppConfig,
-  ) {
-    this.provider = config.paymentProvider;
-  }
+  constructor(private readonly ledger: LedgerRepository) {}
 
   /**
    * Postings inside the caller's transaction (a card sale's one, a billing batch's hundreds, a reserve
@@ -105,7 +97,7 @@ export class LedgerService {
       blockedDeltaCents: deltas.blocked,
       entries: posting.effect.movements
         .filter((m) => m.amountCents !== 0)
-        .map((m) => ({ account: m.account, provider: isProviderAccount(m.account) ? (posting.provider ?? this.provider) : null, amountCents: m.amountCents })),
+        .map((m) => ({ account: m.account, provider: isProviderAccount(m.account) ? posting.provider : null, amountCents: m.amountCents })),
     };
   }
 

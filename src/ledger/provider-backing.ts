@@ -18,12 +18,13 @@ export interface BackingReport {
 /**
  * ledger:verify's provider check (issue 35): the ledger may balance and still book money no provider
  * holds. Every sale held as paid must be backed by the record of the provider that holds it:
- * - a PSP's (`pix_provider` api-pix): its Pix, confirmed by the PSP and applied to it (pix_receipts,
- *   outcome APPLIED), with the sale's end-to-end id and amount;
- * - a Pix Automático charge: its settlement at the PSP (the end-to-end id its /cobr reported, or its
- *   receipt), or the sandbox's paid recurring charge;
- * - the sandbox's: its own record of the payment (sandbox_payments, written by its events route), or
- *   of the card charge it approved (sandbox_card_charges), of the sale's amount.
+ * the provider written on the sale (`provider`):
+ * - the API Pix PSP's (api-pix): its Pix, confirmed by the PSP and applied to it (pix_receipts, outcome
+ *   APPLIED), with the sale's end-to-end id and amount; a Pix Automático charge, its settlement at the PSP
+ *   (the end-to-end id its /cobr reported, or its receipt);
+ * - the sandbox's: its own record of the payment (sandbox_payments, written by its events route), of the
+ *   card charge it approved (sandbox_card_charges) or of the recurring charge it settled, of the sale's amount;
+ * - any other provider's: not backed until its evidence is checked here.
  * And for a PSP's sales the returns must match the ledger: what the PSP holds for the sale (PSP_HOLDINGS)
  * is minus its amount plus every completed return, and what is in transit (REFUNDS_IN_TRANSIT) every
  * pending one. It reads the tables of the providers' evidence directly: an audit, read-only, run by the
@@ -33,9 +34,7 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
   const held: Array<{ id: number; holder: string; amount_cents: string; backed: boolean; reason: string | null }> = await dataSource.query(`
     WITH held AS (
       SELECT s.id, s.amount_cents, s.pix_end_to_end_id,
-             CASE WHEN s.pix_provider = 'api-pix' THEN 'api-pix'
-                  WHEN s.payment_method = 'PIX' AND s.automatic_pix_sent_at IS NOT NULL THEN 'automatic-pix'
-                  ELSE 'sandbox' END AS holder
+             s.provider AS holder, s.automatic_pix_sent_at IS NOT NULL AS automatic
         FROM sales s
        WHERE s.status IN ('PAGO', 'ESTORNADO', 'MED', 'CHARGEBACK')),
     evidence AS (
@@ -46,13 +45,15 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
              EXISTS (SELECT 1 FROM sandbox_recurring_charges c WHERE c.txid = 'GWREC' || lpad(h.id::text, 21, '0') AND c.status = 'CONCLUIDA' AND c.amount_cents = h.amount_cents) AS sandbox_recurring
         FROM held h)
     SELECT id, holder, amount_cents,
-           CASE holder WHEN 'api-pix' THEN psp_pix
-                       WHEN 'automatic-pix' THEN psp_pix OR sandbox_recurring OR sandbox_payment OR pix_end_to_end_id IS NOT NULL
-                       ELSE sandbox_payment OR sandbox_card END AS backed,
-           CASE holder WHEN 'api-pix' THEN CASE WHEN pix_end_to_end_id IS NULL THEN 'held as paid with no Pix named'
-                                                ELSE 'no Pix confirmed by the PSP with its end-to-end id and amount' END
-                       WHEN 'automatic-pix' THEN 'no settlement of its recurring charge'
-                       ELSE 'the sandbox has no record of its payment' END AS reason
+           CASE WHEN holder = 'api-pix' AND automatic THEN psp_pix OR pix_end_to_end_id IS NOT NULL
+                WHEN holder = 'api-pix' THEN psp_pix
+                WHEN holder = 'sandbox' THEN sandbox_payment OR sandbox_card OR sandbox_recurring
+                ELSE false END AS backed,
+           CASE WHEN holder = 'api-pix' AND automatic THEN 'no settlement of its recurring charge'
+                WHEN holder = 'api-pix' THEN CASE WHEN pix_end_to_end_id IS NULL THEN 'held as paid with no Pix named'
+                                                  ELSE 'no Pix confirmed by the PSP with its end-to-end id and amount' END
+                WHEN holder = 'sandbox' THEN 'the sandbox has no record of its payment'
+                ELSE 'no check of this provider''s records' END AS reason
       FROM evidence`);
   const returns: Array<{ id: number; returns: string; completed: string; pending: string; held_delta: string; in_transit: string; amount_cents: string }> = await dataSource.query(`
     SELECT s.id, s.amount_cents,
@@ -62,7 +63,7 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
            (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'PSP_HOLDINGS' AND e.provider = 'api-pix') AS held_delta,
            (SELECT COALESCE(sum(amount_cents), 0) FROM ledger_entries e WHERE e.reference_type = 'SALE' AND e.reference_id = s.id AND e.account = 'REFUNDS_IN_TRANSIT' AND e.provider = 'api-pix') AS in_transit
       FROM sales s
-     WHERE s.pix_provider = 'api-pix' AND s.completed_at IS NOT NULL`);
+     WHERE s.provider = 'api-pix' AND s.completed_at IS NOT NULL`);
 
   const problems: BackingProblem[] = held.filter((sale) => !sale.backed).map((sale) => ({ saleId: sale.id, provider: sale.holder, problem: sale.reason as string }));
   let compared = { sales: 0, returns: 0, cents: 0 };

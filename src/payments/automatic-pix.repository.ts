@@ -32,6 +32,8 @@ export interface NotifiedItem {
 /** A renewal collected by Pix Automático, as the jobs read it. */
 export interface AutomaticCharge {
   saleId: number;
+  /** The provider that holds the sale (and its subscription's recurrence). */
+  provider: string;
   sellerId: number;
   subscriptionId: number;
   dueDate: string;
@@ -42,7 +44,7 @@ export interface AutomaticCharge {
   authorization: AutomaticPixStatus | null;
 }
 
-const CHARGE_COLUMNS = `s.id AS "saleId", s.seller_id AS "sellerId", s.subscription_id AS "subscriptionId", s.automatic_pix_due_date AS "dueDate",
+const CHARGE_COLUMNS = `s.id AS "saleId", s.provider, s.seller_id AS "sellerId", s.subscription_id AS "subscriptionId", s.automatic_pix_due_date AS "dueDate",
   s.automatic_pix_sent_at AS "sentAt", s.automatic_pix_retries AS "retries", s.status, sub.automatic_pix_recurrence_id AS "recurrenceId",
   sub.automatic_pix_status AS "authorization"`;
 
@@ -127,11 +129,11 @@ export class AutomaticPixRepository {
   }
 
   /** The sale stops being collected by the PSP (its authorization ended before it was sent): a plain PIX sale from now on. */
-  async becomePlainPix(saleId: number, pix: { pixCode: string; pixReceiverKey: string; pixProvider: string; externalTransactionId: string; expiresAt: Date | null }, manager: EntityManager): Promise<void> {
+  async becomePlainPix(saleId: number, pix: { pixCode: string; pixReceiverKey: string; externalTransactionId: string; expiresAt: Date | null }, manager: EntityManager): Promise<void> {
     await manager.query(
-      `UPDATE sales SET automatic_pix_due_date = NULL, pix_code = $2, pix_receiver_key = $3, pix_provider = $4, external_transaction_id = $5, expires_at = $6
+      `UPDATE sales SET automatic_pix_due_date = NULL, pix_code = $2, pix_receiver_key = $3, external_transaction_id = $4, expires_at = $5
         WHERE id = $1 AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL`,
-      [saleId, pix.pixCode, pix.pixReceiverKey, pix.pixProvider, pix.externalTransactionId, pix.expiresAt],
+      [saleId, pix.pixCode, pix.pixReceiverKey, pix.externalTransactionId, pix.expiresAt],
     );
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import {
@@ -16,7 +16,8 @@ import { Cents } from '../domain/money';
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { cancelledColumns } from '../domain/subscription-outcome';
 import { isFinalSubscriptionStatus } from '../domain/subscription-status';
-import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider, recurrenceContract, recurringChargeTxid, RecurrenceState, saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
+import { ProviderRegistry } from '../providers/provider-registry';
+import { recurrenceContract, recurringChargeTxid, RecurrenceState, saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
 import { pixTxid } from '../providers/pix-provider.port';
 import { SalesRepository } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
@@ -45,6 +46,8 @@ export interface AutomaticPixSummary {
 /** What a sale opening a Pix Automático subscription asks for. */
 export interface AuthorizationOrder {
   saleId: number;
+  /** The provider that holds the sale: its recurrence is created there. */
+  provider: string;
   trialDays: number;
   cycle: BillingCycle;
   amountCents: Cents;
@@ -68,7 +71,7 @@ export class AutomaticPixService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(AUTOMATIC_PIX_PROVIDER) private readonly provider: AutomaticPixProvider,
+    private readonly providers: ProviderRegistry,
     private readonly repository: AutomaticPixRepository,
     private readonly subscriptions: SubscriptionsRepository,
     private readonly sales: SalesRepository,
@@ -86,7 +89,7 @@ export class AutomaticPixService {
   async openAuthorization(order: AuthorizationOrder, now: Date): Promise<{ journey: AutomaticPixJourney; recurrenceId: string; brCode: string }> {
     const journey = journeyFor(order.trialDays);
     const firstDate = journey === 'JOURNEY_2' ? addDays(now, order.trialDays) : addCycle(now, order.cycle, true);
-    const created = await this.provider.createRecurrence({
+    const created = await this.providers.automaticPix(order.provider, `Sale ${order.saleId}`).createRecurrence({
       contract: recurrenceContract(order.saleId),
       object: order.object.slice(0, 35),
       debtor: order.debtor,
@@ -184,9 +187,10 @@ export class AutomaticPixService {
     const [subscription] = await this.subscriptions.findByIds([subscriptionId]);
     if (!subscription?.automaticPixRecurrenceId || !subscription.automaticPixStatus) return false;
     const recurrenceId = subscription.automaticPixRecurrenceId;
+    const provider = this.providers.automaticPix(subscription.provider as string, `Subscription ${subscriptionId}`);
     // Ended here (cancelled, or never started: its first charge lapsed): the recurrence goes too, so the payer cannot authorize it any more.
     if ((subscription.automaticPixStatus === 'AUTHORIZED' || subscription.automaticPixStatus === 'PENDING') && isFinalSubscriptionStatus(subscription.status)) {
-      await this.provider.cancelRecurrence(recurrenceId);
+      await provider.cancelRecurrence(recurrenceId);
       await this.dataSource.transaction(async (manager) => {
         const [locked] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
         if (!locked || locked.automaticPixStatus !== subscription.automaticPixStatus) return;
@@ -195,7 +199,7 @@ export class AutomaticPixService {
       });
       return true;
     }
-    const state = await this.provider.findRecurrence(recurrenceId);
+    const state = await provider.findRecurrence(recurrenceId);
     const outcome = state ? authorizationOutcome(state.status) : null;
     if (!state || outcome === null || outcome === subscription.automaticPixStatus) return false;
     // A journey-2 first charge with no authorization becomes a plain PIX sale: its QR issued before the transaction.
@@ -205,6 +209,7 @@ export class AutomaticPixService {
         ? await this.pixCharges.issue(
             opening,
             {
+              provider: subscription.provider as string,
               amountCents: subscription.amountCents,
               expiresAt: null,
               receiverKey: null,
@@ -248,7 +253,7 @@ export class AutomaticPixService {
       }
       await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, now, manager);
       if (fallbackPix && opening !== null) {
-        await this.repository.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, pixProvider: fallbackPix.pixProvider as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
+        await this.repository.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
       }
       const byPayer = state.cancelledBy === 'USUARIO_PAGADOR' || state.cancelledBy === 'PSP_PAGADOR';
       if (outcome === 'CANCELLED' && byPayer && !isFinalSubscriptionStatus(before.status)) {
@@ -316,7 +321,7 @@ export class AutomaticPixService {
       if (charge.authorization === 'AUTHORIZED' && charge.recurrenceId && canStillSend(charge.dueDate, now)) {
         const sale = await this.sales.findById(charge.saleId);
         if (!sale) return 'FAILED';
-        await this.provider.createRecurringCharge({
+        await this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).createRecurringCharge({
           txid: recurringChargeTxid(charge.saleId),
           recurrenceId: charge.recurrenceId,
           dueDate: charge.dueDate,
@@ -341,7 +346,8 @@ export class AutomaticPixService {
    * date and ends with the grace period, as plain PIX renewals do).
    */
   private async syncCharge(charge: AutomaticCharge, now: Date): Promise<'SETTLED' | 'RETRY_ASKED' | null> {
-    const state = await this.provider.findRecurringCharge(recurringChargeTxid(charge.saleId));
+    const provider = this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`);
+    const state = await provider.findRecurringCharge(recurringChargeTxid(charge.saleId));
     if (!state) return null;
     if (state.status === 'CONCLUIDA' && state.paid) {
       const paid = state.paid;
@@ -359,7 +365,7 @@ export class AutomaticPixService {
     const firstAttempt = state.attempts.map((attempt) => attempt.date).sort()[0];
     const date = nextRetryDate(charge.dueDate, charge.retries, now, firstAttempt);
     if (date === null) return null;
-    await this.provider.requestRetry(state.txid, date);
+    await provider.requestRetry(state.txid, date);
     await this.repository.markRetryAsked(charge.saleId, charge.retries + 1);
     return 'RETRY_ASKED';
   }
@@ -368,7 +374,7 @@ export class AutomaticPixService {
   private async closeCancelledCharges(sellerId: number | null, now: Date): Promise<void> {
     for (const charge of await this.repository.chargesToCancel(sellerId, BATCH)) {
       try {
-        await this.provider.cancelRecurringCharge(recurringChargeTxid(charge.saleId));
+        await this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).cancelRecurringCharge(recurringChargeTxid(charge.saleId));
         await this.repository.markChargeClosed(charge.saleId, now);
       } catch (error) {
         this.failed(error, 'cancellation of the charge', charge.saleId);
@@ -383,6 +389,7 @@ export class AutomaticPixService {
     const pix = await this.pixCharges.issue(
       charge.saleId,
       {
+        provider: sale.provider,
         amountCents: sale.amountCents,
         expiresAt: sale.expiresAt,
         receiverKey: null,
@@ -395,7 +402,7 @@ export class AutomaticPixService {
     await this.dataSource.transaction((manager) =>
       this.repository.becomePlainPix(
         charge.saleId,
-        { pixCode: pix.pixCode as string, pixReceiverKey: pix.pixReceiverKey as string, pixProvider: pix.pixProvider as string, externalTransactionId: pix.externalTransactionId as string, expiresAt: pix.expiresAt },
+        { pixCode: pix.pixCode as string, pixReceiverKey: pix.pixReceiverKey as string, externalTransactionId: pix.externalTransactionId as string, expiresAt: pix.expiresAt },
         manager,
       ),
     );

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { forEachConcurrently } from '../common/concurrency';
@@ -9,7 +9,8 @@ import { FeeSchedule } from '../domain/fees';
 import { BillingAction, DEFAULT_DUNNING, DunningPolicy, dueBillingAction } from '../domain/subscription-billing';
 import { cancelledColumns, chargeOpenedColumns, SubscriptionColumns } from '../domain/subscription-outcome';
 import { SubscriptionEvent } from '../domain/subscription-status';
-import { chargeReference, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { chargeReference } from '../providers/card-provider.port';
+import { ProviderRegistry, railOf } from '../providers/provider-registry';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SaleItemEntity } from '../sales/entities/sale-item.entity';
 import { SalesRepository } from '../sales/sales.repository';
@@ -91,7 +92,7 @@ export class BillingService {
     private readonly pipeline: MoneyPipeline,
     private readonly charges: ChargesService,
     private readonly sellers: SellerService,
-    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly providers: ProviderRegistry,
     private readonly pixCharges: PixChargesService,
     private readonly automaticPix: AutomaticPixService,
     config: AppConfig,
@@ -262,7 +263,7 @@ export class BillingService {
       const openings = new Map(
         valid.map((charge) => {
           const current = locked.get(charge.subscription.id) as SubscriptionEntity;
-          const columns = chargeSaleColumns(current, charge, documents.get(charge.saleId) ?? null);
+          const columns = chargeSaleColumns(current, charge, documents.get(charge.saleId) ?? null, this.providerOf(current));
           const events = current.paymentMethod === 'CREDIT_CARD' ? (['SENT_TO_ACQUIRER'] as const) : [];
           return [charge.saleId, openedSale(columns, [...events], schedules.get(current.sellerId) as FeeSchedule, now)] as const;
         }),
@@ -333,13 +334,15 @@ export class BillingService {
           // Cancelled or paused while these charges waited their turn: the reference is voided, nothing is
           // charged, and the sale fails as the recovery job would fail it (a charge found instead is applied).
           for (const { sale } of turn.filter(({ subscription }) => halted.has(subscription.id))) {
-            outcomes.push({ saleId: sale.id, charge: await this.provider.voidCharge(chargeReference(sale.id)) });
+            outcomes.push({ saleId: sale.id, charge: await this.providers.card(sale.provider, `Sale ${sale.id}`).voidCharge(chargeReference(sale.id)) });
           }
-          const charged = turn.filter(({ subscription }) => !halted.has(subscription.id));
-          const answers = await this.provider.chargeCards(
-            charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' })),
-          );
-          charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answers[index] }));
+          // Each card is charged by the provider that holds it (its subscription's, on the sale).
+          for (const charged of groupBy(turn.filter(({ subscription }) => !halted.has(subscription.id)), ({ sale }) => sale.provider)) {
+            const answers = await this.providers.card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`).chargeCards(
+              charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' })),
+            );
+            charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answers[index] }));
+          }
         } catch (error) {
           this.logger.error({ err: error, saleIds: turn.map(({ sale }) => sale.id) }, 'Renewal charges did not answer; the recovery job resolves their sales');
         } finally {
@@ -359,6 +362,11 @@ export class BillingService {
     await this.sales
       .releaseFromRecoveryHold(cards.map(({ sale }) => sale.id))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not give a billing batch back to the recovery job; it takes it within a minute'));
+  }
+
+  /** The provider of a subscription's next sale: the one that holds its card or recurrence, else (plain PIX) the PIX rail's. */
+  private providerOf(subscription: SubscriptionEntity): string {
+    return subscription.provider ?? this.providers.forNew(railOf(subscription.paymentMethod));
   }
 
   /**
@@ -406,6 +414,7 @@ export class BillingService {
       const pix = await this.pixCharges.issue(
         saleId,
         {
+          provider: this.providerOf(subscription),
           amountCents: subscription.amountCents,
           expiresAt: addDays(dueAt, this.dunning.pixExpiryDays),
           receiverKey: null,
@@ -424,13 +433,19 @@ export class BillingService {
 /** A renewal's payment document; a renewal collected by Pix Automático has its due date instead of a QR. */
 type AutomaticDocument = PaymentDocument & Partial<Pick<SaleEntity, 'automaticPixDueDate'>>;
 
-const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+const NO_PAYMENT_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
 /** The sale of one charge of a period of the subscription (locked and re-checked), written PENDENTE under the charge's sale id. */
-function chargeSaleColumns(current: SubscriptionEntity, charge: PlannedCharge, document: (AutomaticDocument) | null): Partial<SaleEntity> & Pick<SaleEntity, 'id' | 'paymentMethod' | 'amountCents'> & { status: 'PENDENTE' } {
+function chargeSaleColumns(
+  current: SubscriptionEntity,
+  charge: PlannedCharge,
+  document: AutomaticDocument | null,
+  provider: string,
+): Partial<SaleEntity> & Pick<SaleEntity, 'id' | 'paymentMethod' | 'amountCents' | 'provider'> & { status: 'PENDENTE' } {
   const card = current.paymentMethod === 'CREDIT_CARD';
   return {
     id: charge.saleId,
+    provider,
     sellerId: current.sellerId,
     status: 'PENDENTE',
     paymentMethod: current.paymentMethod,
@@ -463,3 +478,14 @@ function chargeItem(current: SubscriptionEntity): Partial<SaleItemEntity> {
   return { title: current.productName, unitPriceCents: current.amountCents, quantity: 1, tangible: false, productId: current.productId, planId: null, planName: null, externalId: null };
 }
 
+
+/** `items` in groups of equal key, in the order each key first appears. */
+function groupBy<T>(items: T[], key: (item: T) => string): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return [...groups.values()];
+}

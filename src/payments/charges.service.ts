@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -8,7 +8,8 @@ import { Cents } from '../domain/money';
 import { reserveReleaseEffect } from '../domain/sale-ledger';
 import { SaleEvent } from '../domain/sale-status';
 import { LedgerService } from '../ledger/ledger.service';
-import { chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { chargeReference, CardProvider, ChargeResult } from '../providers/card-provider.port';
+import { ProviderRegistry } from '../providers/provider-registry';
 import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
@@ -79,7 +80,7 @@ export class ChargesService {
     private readonly sales: SalesRepository,
     private readonly pipeline: MoneyPipeline,
     private readonly ledger: LedgerService,
-    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly providers: ProviderRegistry,
     private readonly config: AppConfig,
   ) {}
 
@@ -188,7 +189,7 @@ export class ChargesService {
       );
       await this.ledger.post(
         manager,
-        due.map((sale) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents as Cents) })),
+        due.map((sale) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect: reserveReleaseEffect(sale.reserveAmountCents as Cents), provider: sale.provider })),
       );
       return due.length;
     });
@@ -207,9 +208,9 @@ export class ChargesService {
   async refundDue(saleIds: number[] | null, now: Date, sellerId: number | null = null): Promise<number> {
     const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH);
     const refunded: number[] = [];
-    for (const { id, amountCents } of due) {
+    for (const { id, provider, amountCents } of due) {
       try {
-        await this.provider.refundCharge({ reference: chargeReference(id), refundId: `STOP${id}`, amountCents });
+        await this.providers.card(provider, `Sale ${id}`).refundCharge({ reference: chargeReference(id), refundId: `STOP${id}`, amountCents });
         refunded.push(id);
       } catch (error) {
         this.logger.warn({ err: error, saleId: id }, 'Could not refund a charge approved after its subscription stopped; retrying later');
@@ -231,8 +232,8 @@ export class ChargesService {
    * Either way each sale ends with at most one charge, its record in the right state.
    */
   async recoverCharges(sellerId: number | null): Promise<number> {
-    const ids = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH);
-    const outcomes = await this.askProvider(ids, (reference) => this.provider.findCharge(reference).then((charge) => charge ?? this.provider.voidCharge(reference)));
+    const stuck = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH);
+    const outcomes = await this.askProvider(stuck, (acquirer, reference) => acquirer.findCharge(reference).then((charge) => charge ?? acquirer.voidCharge(reference)));
     return this.applyOutcomesOrEach(outcomes, new Date());
   }
 
@@ -245,17 +246,20 @@ export class ChargesService {
   async settleChargesOfStopped(subscriptionIds: number[], now: Date): Promise<void> {
     const inFlight = await this.sales.inProcessingOfSubscriptions(subscriptionIds);
     if (inFlight.length === 0) return;
-    const outcomes = await this.askProvider(inFlight, (reference) => this.provider.voidCharge(reference));
+    const outcomes = await this.askProvider(inFlight, (acquirer, reference) => acquirer.voidCharge(reference));
     await this.applyOutcomesOrEach(outcomes, now);
-    await this.refundDue(inFlight, now).catch((error: unknown) => this.logger.warn({ err: error }, 'Refunds of charges approved after their subscription stopped are left to the recovery job'));
+    await this.refundDue(inFlight.map((sale) => sale.id), now).catch((error: unknown) => this.logger.warn({ err: error }, 'Refunds of charges approved after their subscription stopped are left to the recovery job'));
   }
 
-  /** The provider's answer about each sale's charge reference (outside any transaction); a sale whose question fails is left for later. */
-  private async askProvider(saleIds: number[], ask: (reference: string) => Promise<ChargeResult | null>): Promise<ChargeOutcome[]> {
+  /**
+   * The answer of each sale's own acquirer about its charge reference (outside any transaction); a sale
+   * whose question fails (or whose acquirer is not configured any more) is left for later.
+   */
+  private async askProvider(sales: Array<{ id: number; provider: string }>, ask: (acquirer: CardProvider, reference: string) => Promise<ChargeResult | null>): Promise<ChargeOutcome[]> {
     const outcomes: ChargeOutcome[] = [];
-    for (const saleId of saleIds) {
+    for (const { id: saleId, provider } of sales) {
       try {
-        outcomes.push({ saleId, charge: await ask(chargeReference(saleId)) });
+        outcomes.push({ saleId, charge: await ask(this.providers.card(provider, `Sale ${saleId}`), chargeReference(saleId)) });
       } catch (error) {
         this.logger.warn({ err: error, saleId }, 'Could not settle a card charge with the provider; retrying later');
       }

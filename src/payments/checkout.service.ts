@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { automaticChargeDates, AutomaticPixJourney, journeyFor } from '../domain/automatic-pix';
@@ -10,7 +10,8 @@ import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmen
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { IdempotencyService, IdempotentRequest, PriorUse } from '../idempotency/idempotency.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { CardToken, chargeReference, ChargeResult, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
+import { CardToken, chargeReference, ChargeResult } from '../providers/card-provider.port';
+import { ProviderRegistry, railOf } from '../providers/provider-registry';
 import { CreateSaleDto } from '../sales/dto/create-sale.dto';
 import { CreateSaleResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
@@ -35,9 +36,9 @@ export interface CreatedSale {
 }
 
 /** What the provider gave a PIX or boleto sale before it is written. */
-export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'pixProvider' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
+export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
 
-const NO_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, pixProvider: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
+const NO_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
 /**
  * Sale creation (POST /api/sales), with the subscription a sale opens. No provider call runs inside a
@@ -61,7 +62,7 @@ export class CheckoutService {
     private readonly notifications: NotificationsService,
     private readonly pixCharges: PixChargesService,
     private readonly automaticPix: AutomaticPixService,
-    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly providers: ProviderRegistry,
     private readonly config: AppConfig,
   ) {}
 
@@ -85,15 +86,16 @@ export class CheckoutService {
   private async createDocumentSale(sellerId: number, request: CreateSaleDto, profile: SalesProfile, idempotent: IdempotentRequest | null): Promise<CreatedSale> {
     const now = new Date();
     const saleId = await this.sales.nextId();
+    const provider = this.providers.forNew(railOf(request.paymentMethod));
     const automatic = request.subscription?.enabled && request.subscription.automaticPix ? journeyFor(request.subscription.trialDays ?? 0) : null;
     // Journey 2 asks for no immediate charge: its QR only authorizes.
     const document: PaymentDocument & Partial<SaleEntity> =
-      automatic === 'JOURNEY_2' ? { ...NO_DOCUMENT } : await this.paymentDocument(saleId, request, profile, now);
+      automatic === 'JOURNEY_2' ? { ...NO_DOCUMENT } : await this.paymentDocument(saleId, provider, request, profile, now);
     let written = false;
     try {
-      const authorization = automatic ? await this.automaticPixAuthorization(saleId, request, document, now) : null;
+      const authorization = automatic ? await this.automaticPixAuthorization(saleId, provider, request, document, now) : null;
       const qrCode = document.pixCode ? await this.qrCodes.render(document.pixCode) : null;
-      const columns = { ...this.saleColumns(sellerId, request), ...document, id: saleId, status: 'PENDENTE' as const };
+      const columns = { ...this.saleColumns(sellerId, request, provider), ...document, id: saleId, status: 'PENDENTE' as const };
       if (!idempotent && !request.subscription?.enabled) {
         // Nothing to claim, open or save beside the sale: its one statement (items and first status line
         // included) is atomic by itself, without the BEGIN and COMMIT round trips of a transaction.
@@ -116,7 +118,7 @@ export class CheckoutService {
     } finally {
       // A PIX charge issued for a sale that was not written (a refused recurrence, a failed transaction, a
       // replay answered instead) is removed at the PSP after the fact, never inside the transaction.
-      if (!written && request.paymentMethod === 'PIX') await this.pixCharges.withdraw(document);
+      if (!written && request.paymentMethod === 'PIX') await this.pixCharges.withdraw(provider, document);
     }
   }
 
@@ -127,6 +129,7 @@ export class CheckoutService {
    */
   private async automaticPixAuthorization(
     saleId: number,
+    provider: string,
     request: CreateSaleDto,
     document: PaymentDocument & Partial<SaleEntity>,
     now: Date,
@@ -135,6 +138,7 @@ export class CheckoutService {
     const opened = await this.automaticPix.openAuthorization(
       {
         saleId,
+        provider,
         trialDays,
         cycle: request.subscription?.billingCycle as BillingCycle,
         amountCents: cents(request.amount),
@@ -152,7 +156,7 @@ export class CheckoutService {
     return { journey: opened.journey, recurrenceId: opened.recurrenceId };
   }
 
-  private async paymentDocument(saleId: number, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {
+  private async paymentDocument(saleId: number, provider: string, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {
     const none: PaymentDocument = { ...NO_DOCUMENT };
     const amountCents = cents(request.amount);
     switch (request.paymentMethod) {
@@ -161,6 +165,7 @@ export class CheckoutService {
         const pix = await this.pixCharges.issue(
           saleId,
           {
+            provider,
             amountCents,
             expiresAt: request.pix?.expiresInDays ? addDays(now, request.pix.expiresInDays) : null,
             receiverKey: request.pix?.key ?? null,
@@ -174,7 +179,7 @@ export class CheckoutService {
       }
       case 'BOLETO': {
         const due = boletoDueDate(now, request.boleto?.expiresInDays ?? DEFAULT_BOLETO_DAYS);
-        const boleto = await this.provider.createBoleto({ amountCents, dueDate: due.dueDate, reference: saleId });
+        const boleto = await this.providers.boleto(provider).createBoleto({ amountCents, dueDate: due.dueDate, reference: saleId });
         return { ...none, boletoCode: boleto.code, externalTransactionId: boleto.externalId, expiresAt: due.expiresAt };
       }
       case 'TRANSFER':
@@ -193,8 +198,10 @@ export class CheckoutService {
    */
   private async createCardSale(sellerId: number, request: CreateSaleDto, profile: SalesProfile, idempotent: IdempotentRequest | null): Promise<CreatedSale> {
     const now = new Date();
-    const card = await this.provider.tokenizeCard(request.card as NonNullable<CreateSaleDto['card']>);
-    const opening = openedSale({ ...this.saleColumns(sellerId, request), ...cardColumns(card), status: 'PENDENTE' as const }, ['SENT_TO_ACQUIRER'], profile.fees, now);
+    const provider = this.providers.forNew('CARD');
+    const acquirer = this.providers.card(provider);
+    const card = await acquirer.tokenizeCard(request.card as NonNullable<CreateSaleDto['card']>);
+    const opening = openedSale({ ...this.saleColumns(sellerId, request, provider), ...cardColumns(card), status: 'PENDENTE' as const }, ['SENT_TO_ACQUIRER'], profile.fees, now);
     const itemRows = this.itemRows(request);
     const written =
       !idempotent && !request.subscription?.enabled && !request.postbackUrl
@@ -216,7 +223,7 @@ export class CheckoutService {
 
     let charge: ChargeResult;
     try {
-      charge = await this.provider.chargeCard({
+      charge = await acquirer.chargeCard({
         reference: chargeReference(opened.id),
         token: card.token,
         amountCents: opened.amountCents,
@@ -282,6 +289,8 @@ export class CheckoutService {
         billingCycle: cycle,
         amountCents: sale.amountCents,
         paymentMethod: sale.paymentMethod as 'PIX' | 'CREDIT_CARD',
+        // Who holds its stored card or its recurrence; a plain PIX subscription's sales each have their own.
+        provider: sale.paymentMethod !== 'PIX' || authorization ? (sale.provider as string) : null,
         cardToken: sale.cardToken ?? null,
         cardLastFour: sale.cardLastFour ?? null,
         cardBrand: sale.cardBrand ?? null,
@@ -316,7 +325,7 @@ export class CheckoutService {
     return subscription ? { ...body, sale: { ...body.sale, subscription: toSaleSubscription(subscription) } } : body;
   }
 
-  private saleColumns(sellerId: number, request: CreateSaleDto): Partial<SaleEntity> & Pick<SaleEntity, 'sellerId' | 'paymentMethod' | 'amountCents'> {
+  private saleColumns(sellerId: number, request: CreateSaleDto, provider: string): Partial<SaleEntity> & Pick<SaleEntity, 'sellerId' | 'paymentMethod' | 'amountCents' | 'provider'> {
     const tracking = Object.fromEntries(
       (['utmSource', 'utmMedium', 'utmCampaign', 'utmContent', 'utmTerm', 'src', 'sck'] as const)
         .filter((key) => request[key] !== undefined)
@@ -324,6 +333,7 @@ export class CheckoutService {
     );
     return {
       sellerId,
+      provider,
       paymentMethod: request.paymentMethod,
       amountCents: cents(request.amount),
       installments: request.paymentMethod === 'CREDIT_CARD' ? installmentsOf(request) : null,

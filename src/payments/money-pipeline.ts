@@ -290,7 +290,7 @@ function step(subscription: TrackedSubscription, event: SubscriptionEvent | null
 function planMove({ sale, event, extra, items }: SaleMoveRequest, fees: ReadonlyMap<number, FeeSchedule>, now: Date): PlannedMove {
   const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
   const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
-  const postings = plan.effects.map((effect) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect, provider: sale.pixProvider }));
+  const postings = plan.effects.map((effect) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect, provider: sale.provider }));
   return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, postings, items };
 }
 

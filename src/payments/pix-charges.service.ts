@@ -1,11 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Cents } from '../domain/money';
-import { PIX_PROVIDER, PixProvider, pixTxid } from '../providers/pix-provider.port';
+import { pixTxid } from '../providers/pix-provider.port';
+import { ProviderRegistry } from '../providers/provider-registry';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesProfile } from '../seller/seller.service';
 
 /** What the PIX provider gave a sale before it is written. */
-export type PixDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'pixProvider' | 'externalTransactionId' | 'expiresAt'>;
+export type PixDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'externalTransactionId' | 'expiresAt'>;
 
 /**
  * What "no expiry" becomes at a PSP, whose immediate charges expire (24 h unless asked otherwise): 30
@@ -14,6 +15,8 @@ export type PixDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'pixPr
 export const PSP_DEFAULT_EXPIRY_SECONDS = 30 * 24 * 3600;
 
 export interface PixChargeOrder {
+  /** The provider that holds the sale (its `provider`): the one its charge is issued by. */
+  provider: string;
   amountCents: Cents;
   /** When the sale stops being payable; null: the sandbox keeps it open, a PSP gives it PSP_DEFAULT_EXPIRY_SECONDS. */
   expiresAt: Date | null;
@@ -28,26 +31,27 @@ export interface PixChargeOrder {
 export class PixChargesService {
   private readonly logger = new Logger(PixChargesService.name);
 
-  constructor(@Inject(PIX_PROVIDER) private readonly provider: PixProvider) {}
+  constructor(private readonly registry: ProviderRegistry) {}
 
   /**
    * Removes at the PSP a charge issued for a sale that was never written (its recurrence refused, its
    * transaction failed, or a replay answered instead), so that no payer can pay a charge with no sale.
    * Best effort, outside any transaction: a charge left behind is returned by reconciliation if paid.
    */
-  async withdraw(document: Pick<PixDocument, 'pixProvider' | 'externalTransactionId'>): Promise<void> {
-    if (!document.pixProvider || !document.externalTransactionId) return;
+  async withdraw(provider: string, document: Pick<PixDocument, 'externalTransactionId'>): Promise<void> {
+    if (!document.externalTransactionId) return;
     try {
-      await this.provider.removeCharge(document.externalTransactionId);
+      await this.registry.pix(provider).removeCharge(document.externalTransactionId);
     } catch (error) {
       this.logger.warn({ err: error, txid: document.externalTransactionId }, 'A charge of an unwritten sale could not be removed at the PSP; reconciliation returns it if paid');
     }
   }
 
   async issue(saleId: number, order: PixChargeOrder, now: Date): Promise<PixDocument> {
-    const expiresAt = order.expiresAt ?? (this.provider.name === 'sandbox' ? null : new Date(now.getTime() + PSP_DEFAULT_EXPIRY_SECONDS * 1000));
+    const provider = this.registry.pix(order.provider, `Sale ${saleId}`);
+    const expiresAt = order.expiresAt ?? (provider.keepsChargesOpen ? null : new Date(now.getTime() + PSP_DEFAULT_EXPIRY_SECONDS * 1000));
     const documentType = order.payer?.documentType?.toUpperCase();
-    const charge = await this.provider.createCharge({
+    const charge = await provider.createCharge({
       txid: pixTxid(saleId),
       amountCents: order.amountCents,
       expiresInSeconds: expiresAt ? Math.max(60, Math.ceil((expiresAt.getTime() - now.getTime()) / 1000)) : PSP_DEFAULT_EXPIRY_SECONDS,
@@ -57,6 +61,6 @@ export class PixChargesService {
       payer: order.payer ? { name: order.payer.name, documentType: documentType === 'CPF' || documentType === 'CNPJ' ? documentType : null, documentNumber: order.payer.documentNumber } : null,
       description: order.description,
     });
-    return { pixCode: charge.code, pixReceiverKey: charge.receiverKey, pixProvider: this.provider.name, externalTransactionId: charge.externalId, expiresAt };
+    return { pixCode: charge.code, pixReceiverKey: charge.receiverKey, externalTransactionId: charge.externalId, expiresAt };
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { addDays } from '../domain/dates';
@@ -10,8 +10,9 @@ import { refundsCoverSale } from '../domain/sale-move';
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { CardRefundRefusedError, chargeReference, PAYMENT_PROVIDER, PaymentProvider } from '../providers/payment-provider.port';
-import { PIX_PROVIDER, PixProvider, PixRequestRefusedError, PixReturn } from '../providers/pix-provider.port';
+import { CardRefundRefusedError, chargeReference } from '../providers/card-provider.port';
+import { ProviderRegistry } from '../providers/provider-registry';
+import { PixRequestRefusedError, PixReturn } from '../providers/pix-provider.port';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { assertOwnedSale } from '../sales/sales.service';
 import { SalesRepository } from '../sales/sales.repository';
@@ -67,8 +68,7 @@ export class RefundsService {
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
-    @Inject(PAYMENT_PROVIDER) private readonly cards: PaymentProvider,
-    @Inject(PIX_PROVIDER) private readonly pix: PixProvider,
+    private readonly providers: ProviderRegistry,
   ) {}
 
   async request(sellerId: number, saleId: number, amount: number | undefined, idempotencyKey: string | undefined): Promise<CreatedRefund> {
@@ -82,14 +82,17 @@ export class RefundsService {
       const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
       assertOwnedSale(sale ?? null, sellerId, saleId);
       const amountCents = refundableAmount(sale, amount, now);
+      // Refunded by the provider that holds the sale, or refused (409) where it is not configured.
+      if (sale.paymentMethod === 'PIX') this.providers.pix(sale.provider, `Sale ${saleId}`);
+      else this.providers.card(sale.provider, `Sale ${saleId}`);
       const debitedBefore = await this.refunds.debitedCents(saleId, manager);
       const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, amountCents, debitedBefore);
       const refund = await this.refunds.insert(
-        { saleId, sellerId, amountCents, ...split, provider: sale.paymentMethod === 'PIX' ? this.pix.name : 'sandbox' },
+        { saleId, sellerId, amountCents, ...split, provider: sale.provider },
         manager,
       );
       await this.refunds.addRefunded(saleId, amountCents, manager);
-      await this.ledger.post(manager, [{ sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundRequestedEffect(split), provider: sale.pixProvider }]);
+      await this.ledger.post(manager, [{ sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundRequestedEffect(split), provider: sale.provider }]);
       await this.announce(manager, sale, refund, null, now);
       await this.idempotency.attachResource(manager, idempotent, refund.id);
       return refund;
@@ -131,10 +134,10 @@ export class RefundsService {
     try {
       if (sale.paymentMethod === 'PIX') {
         const endToEndId = sale.pixEndToEndId ?? sale.externalTransactionId ?? String(sale.id);
-        const answer = await this.pix.requestReturn(endToEndId, refund.providerRefundId, refund.amountCents, `Estorno da venda ${sale.id}`);
+        const answer = await this.providers.pix(sale.provider, `Sale ${sale.id}`).requestReturn(endToEndId, refund.providerRefundId, refund.amountCents, `Estorno da venda ${sale.id}`);
         await this.applyReturn(refund, answer);
       } else {
-        const answer = await this.cards.refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
+        const answer = await this.providers.card(sale.provider, `Sale ${sale.id}`).refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
         if (answer.status === 'PENDING') await this.refunds.markRequested(refund.id, null);
         else await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
       }
@@ -178,11 +181,11 @@ export class RefundsService {
       const finished: RefundRow = { ...refund, status, returnId: returnId ?? refund.returnId, failureReason: reason, completedAt: now, updatedAt: now };
       if (status === 'FAILED') {
         await this.refunds.addRefunded(saleId, -refund.amountCents, manager);
-        await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundFailedEffect(refund), provider: sale.pixProvider }]);
+        await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundFailedEffect(refund), provider: sale.provider }]);
         await this.announce(manager, sale, finished, 'PENDING', now);
         return;
       }
-      await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.pixProvider }]);
+      await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(refund.amountCents, receivableOf(sale.paymentMethod)), provider: sale.provider }]);
       await this.announce(manager, sale, finished, 'PENDING', now);
       await this.countCompleted(manager, sale, refund.amountCents, now);
     });
@@ -213,7 +216,7 @@ export class RefundsService {
           sellerId: sale.sellerId,
           amountCents: returned.amountCents,
           ...split,
-          provider: sale.pixProvider ?? this.pix.name,
+          provider: sale.provider,
           returnId: returned.returnId,
           pspReturnId: returned.id,
           nature: returned.nature,
@@ -222,7 +225,7 @@ export class RefundsService {
       );
       if (!refund) return null;
       await this.refunds.addRefunded(saleId, returned.amountCents, manager);
-      await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.pixProvider ?? this.pix.name }]);
+      await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.provider }]);
       await this.announce(manager, sale, refund, null, now);
       await this.countCompleted(manager, { ...sale, refundedCents: cents(sale.refundedCents + returned.amountCents) }, returned.amountCents, now);
       return refund;
@@ -239,12 +242,14 @@ export class RefundsService {
     const pending = await this.refunds.pending(RETRY_AFTER_SECONDS, BATCH);
     for (const refund of pending) {
       try {
-        if (refund.requestedAt === null || refund.provider !== 'api-pix') {
+        const sale = await this.sales.findById(refund.saleId);
+        // A PSP's return already asked for is asked about (its answer may have been lost); anything else is asked again under its id.
+        const psp = sale?.paymentMethod === 'PIX' ? this.providers.pix(refund.provider, `Refund ${refund.id}`) : null;
+        if (refund.requestedAt === null || !psp?.reconciled) {
           await this.dispatch(refund);
           continue;
         }
-        const sale = await this.sales.findById(refund.saleId);
-        const answer = await this.pix.findReturn(sale?.pixEndToEndId ?? '', refund.providerRefundId);
+        const answer = await psp.findReturn(sale?.pixEndToEndId ?? '', refund.providerRefundId);
         if (answer) await this.applyReturn(refund, answer);
         else await this.dispatch(refund);
       } catch (error) {

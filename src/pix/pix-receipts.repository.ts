@@ -9,6 +9,8 @@ export type ReturnStatus = 'PENDING' | 'DEVOLVIDO' | 'NAO_REALIZADO';
 
 export interface ReceiptRow {
   id: number;
+  /** The PSP that reported the Pix. */
+  provider: string;
   endToEndId: string;
   txid: string | null;
   amountCents: Cents;
@@ -24,7 +26,7 @@ export interface ReceiptRow {
   createdAt: Date;
 }
 
-const COLUMNS = `id::int AS id, end_to_end_id AS "endToEndId", txid, amount_cents AS "amountCents", paid_at AS "paidAt", sale_id AS "saleId",
+const COLUMNS = `id::int AS id, provider, end_to_end_id AS "endToEndId", txid, amount_cents AS "amountCents", paid_at AS "paidAt", sale_id AS "saleId",
   seller_id AS "sellerId", outcome, seen_by AS "seenBy", return_id AS "returnId", return_status AS "returnStatus", return_reason AS "returnReason",
   return_requested_at AS "returnRequestedAt", created_at AS "createdAt"`;
 
@@ -51,15 +53,15 @@ export class PixReceiptsRepository {
   }
 
   /** The receipt of a Pix, written once; a return id (GWRT + its id) when it is to go back to its payer. */
-  async insert(receipt: Pick<ReceiptRow, 'endToEndId' | 'txid' | 'amountCents' | 'paidAt' | 'saleId' | 'sellerId' | 'outcome' | 'seenBy'>, manager: EntityManager): Promise<ReceiptRow> {
+  async insert(receipt: Pick<ReceiptRow, 'provider' | 'endToEndId' | 'txid' | 'amountCents' | 'paidAt' | 'saleId' | 'sellerId' | 'outcome' | 'seenBy'>, manager: EntityManager): Promise<ReceiptRow> {
     const [row] = await manager.query(
       `WITH next AS (SELECT nextval('pix_receipts_id_seq') AS id)
-       INSERT INTO pix_receipts (id, end_to_end_id, txid, amount_cents, paid_at, sale_id, seller_id, outcome, seen_by, return_id, return_status)
-       SELECT next.id, $1, $2, $3, $4, $5, $6, $7::varchar, $8, CASE WHEN $7 = 'APPLIED' THEN NULL ELSE 'GWRT' || lpad(next.id::text, 20, '0') END,
+       INSERT INTO pix_receipts (id, end_to_end_id, txid, amount_cents, paid_at, sale_id, seller_id, outcome, seen_by, provider, return_id, return_status)
+       SELECT next.id, $1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, CASE WHEN $7 = 'APPLIED' THEN NULL ELSE 'GWRT' || lpad(next.id::text, 20, '0') END,
               CASE WHEN $7 = 'APPLIED' THEN NULL ELSE 'PENDING' END
          FROM next
        RETURNING ${COLUMNS}`,
-      [receipt.endToEndId, receipt.txid, receipt.amountCents, receipt.paidAt, receipt.saleId, receipt.sellerId, receipt.outcome, receipt.seenBy],
+      [receipt.endToEndId, receipt.txid, receipt.amountCents, receipt.paidAt, receipt.saleId, receipt.sellerId, receipt.outcome, receipt.seenBy, receipt.provider],
     );
     return hydrate(row);
   }
@@ -113,13 +115,13 @@ export class PixReceiptsRepository {
    * payment it booked in [from, to), whatever their columns say: each must have its Pix at the PSP. A Pix
    * Automático charge sent to the PSP counts when `withRecurring` (its PSP is the configured one).
    */
-  async salesHeldAsPaid(from: Date, to: Date, withRecurring: boolean): Promise<Array<{ saleId: number; endToEndId: string | null; amountCents: Cents }>> {
+  async salesHeldAsPaid(provider: string, from: Date, to: Date): Promise<Array<{ saleId: number; endToEndId: string | null; amountCents: Cents }>> {
     const rows: Array<{ id: number; pix_end_to_end_id: string | null; amount_cents: string }> = await this.dataSource.query(
       `SELECT id, pix_end_to_end_id, amount_cents FROM sales
-        WHERE (pix_provider = 'api-pix' OR ($3 AND pix_provider IS NULL AND payment_method = 'PIX' AND automatic_pix_sent_at IS NOT NULL))
+        WHERE provider = $3 AND payment_method = 'PIX'
           AND status IN ('PAGO', 'ESTORNADO', 'MED', 'CHARGEBACK') AND completed_at >= $1 AND completed_at < $2
         ORDER BY id`,
-      [from, to, withRecurring],
+      [from, to, provider],
     );
     return rows.map((row) => ({ saleId: row.id, endToEndId: row.pix_end_to_end_id, amountCents: cents(Number(row.amount_cents)) }));
   }
@@ -187,10 +189,14 @@ export class PixReceiptsRepository {
   }
 
   /** Cancelled sales whose charge is still open at the PSP. */
-  async chargesToClose(limit: number): Promise<Array<{ id: number; txid: string }>> {
+  async chargesToClose(provider: string, limit: number): Promise<Array<{ id: number; txid: string }>> {
+    // An immediate charge's (a Pix Automático charge, with its due date, is the PSP's recurring charge: closed by AutomaticPixService).
     const rows: Array<{ id: number; external_transaction_id: string }> = await this.dataSource.query(
-      `SELECT id, external_transaction_id FROM sales WHERE status = 'CANCELADO' AND pix_provider = 'api-pix' AND pix_charge_closed_at IS NULL ORDER BY updated_at LIMIT $1`,
-      [limit],
+      `SELECT id, external_transaction_id FROM sales
+        WHERE status = 'CANCELADO' AND payment_method = 'PIX' AND provider = $2 AND pix_charge_closed_at IS NULL
+          AND automatic_pix_due_date IS NULL AND external_transaction_id IS NOT NULL
+        ORDER BY updated_at LIMIT $1`,
+      [limit, provider],
     );
     return rows.map((row) => ({ id: row.id, txid: row.external_transaction_id }));
   }

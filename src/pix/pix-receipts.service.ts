@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { pixReturnDueEffect, pixReturnedEffect } from '../domain/refund-ledger';
@@ -7,7 +7,9 @@ import { MetricsService } from '../metrics/metrics.service';
 import { MoneyPipeline } from '../payments/money-pipeline';
 import { RefundsService } from '../payments/refunds.service';
 import { saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
-import { PIX_PROVIDER, PixProvider, PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
+import { API_PIX } from '../providers/api-pix/api-pix.provider';
+import { PixProvider, PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
+import { ProviderRegistry } from '../providers/provider-registry';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesRepository } from '../sales/sales.repository';
 import { PixReceiptsRepository, ReceiptOutcome, ReceiptRow } from './pix-receipts.repository';
@@ -46,8 +48,13 @@ export class PixReceiptsService {
     private readonly ledger: LedgerService,
     private readonly refunds: RefundsService,
     private readonly metrics: MetricsService,
-    @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
+    private readonly providers: ProviderRegistry,
   ) {}
+
+  /** The API Pix PSP whose notifications and Pix these are (this module is its intake). */
+  private get psp(): PixProvider {
+    return this.providers.pix(API_PIX);
+  }
 
   /**
    * Writes the notified Pix to the inbox (the body is not trusted: each is fetched from the PSP before
@@ -63,7 +70,7 @@ export class PixReceiptsService {
     const claimed = await this.receipts.claimInbox(INBOX_BATCH);
     for (const endToEndId of claimed) {
       try {
-        const pix = await this.provider.findPix(endToEndId);
+        const pix = await this.psp.findPix(endToEndId);
         if (pix) await this.apply(pix, 'NOTIFICATION');
         else {
           this.metrics.countPixDifference('FORGED_NOTIFICATION');
@@ -88,12 +95,12 @@ export class PixReceiptsService {
       const saleId = saleIdOfTxid(pix.txid) ?? recurringSaleId;
       const [sale] = saleId === null ? [] : await this.sales.findByIdsForUpdate([saleId], manager);
       const ours =
-        sale && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.pixProvider === 'api-pix' && sale.externalTransactionId === pix.txid) ? sale : null;
+        sale && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.provider === this.psp.name && sale.externalTransactionId === pix.txid) ? sale : null;
       // The same Pix applied already by another path (Pix Automático's charge, fetched from /cobr): recorded, nothing moves.
       const alreadyApplied = ours !== null && ours.pixEndToEndId === pix.endToEndId;
       const outcome = alreadyApplied ? 'APPLIED' : outcomeOf(ours, pix);
       const written = await this.receipts.insert(
-        { endToEndId: pix.endToEndId, txid: pix.txid, amountCents: pix.amountCents, paidAt: pix.paidAt, saleId: ours?.id ?? null, sellerId: ours?.sellerId ?? null, outcome, seenBy },
+        { provider: this.psp.name, endToEndId: pix.endToEndId, txid: pix.txid, amountCents: pix.amountCents, paidAt: pix.paidAt, saleId: ours?.id ?? null, sellerId: ours?.sellerId ?? null, outcome, seenBy },
         manager,
       );
       if (alreadyApplied) {
@@ -101,7 +108,7 @@ export class PixReceiptsService {
       } else if (outcome === 'APPLIED') {
         await this.pipeline.commit(manager, { sales: [{ sale: ours as SaleEntity, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: pix.endToEndId } }] }, new Date());
       } else {
-        await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: written.id, effect: pixReturnDueEffect(pix.amountCents), provider: this.provider.name }]);
+        await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: written.id, effect: pixReturnDueEffect(pix.amountCents), provider: written.provider }]);
         this.logger.warn({ endToEndId: pix.endToEndId, txid: pix.txid, outcome }, 'A Pix belongs to no payable sale; returning it to its payer');
       }
       return written;
@@ -133,7 +140,7 @@ export class PixReceiptsService {
       if (!receipt || receipt.returnStatus !== 'PENDING') return;
       await this.receipts.setReturn(receipt.id, returned.status as 'DEVOLVIDO' | 'NAO_REALIZADO', returned.reason, manager);
       if (returned.status === 'DEVOLVIDO') {
-        await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: receipt.id, effect: pixReturnedEffect(receipt.amountCents), provider: this.provider.name }]);
+        await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: receipt.id, effect: pixReturnedEffect(receipt.amountCents), provider: receipt.provider }]);
       } else {
         this.metrics.countPixDifference('RETURN_NOT_MADE');
         this.logger.error({ endToEndId: receipt.endToEndId, reason: returned.reason }, 'The PSP did not return a Pix that belongs to no sale; the operator must settle it');
@@ -179,7 +186,7 @@ export class PixReceiptsService {
       try {
         if (receipt.returnRequestedAt === null) await this.requestReturn(receipt);
         else {
-          const answer = await this.provider.findReturn(receipt.endToEndId, receipt.returnId as string);
+          const answer = await this.psp.findReturn(receipt.endToEndId, receipt.returnId as string);
           if (answer) await this.applyReturn(answer, receipt.endToEndId);
         }
       } catch (error) {
@@ -191,7 +198,7 @@ export class PixReceiptsService {
 
   private async requestReturn(receipt: ReceiptRow): Promise<void> {
     try {
-      const answer = await this.provider.requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
+      const answer = await this.psp.requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
       if (answer.status === 'EM_PROCESSAMENTO') await this.receipts.setReturn(receipt.id, 'PENDING', null);
       else await this.applyReturn(answer, receipt.endToEndId);
     } catch (error) {

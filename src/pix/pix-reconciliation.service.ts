@@ -1,7 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RefundsService } from '../payments/refunds.service';
-import { PIX_PROVIDER, PixProvider, ReceivedPix } from '../providers/pix-provider.port';
+import { API_PIX } from '../providers/api-pix/api-pix.provider';
+import { PixProvider, ReceivedPix } from '../providers/pix-provider.port';
+import { ProviderRegistry } from '../providers/provider-registry';
 import { ReconciliationDifference, ReconciliationReport } from './dto/reconciliation.dto';
 import { PixReceiptsRepository } from './pix-receipts.repository';
 import { PixReceiptsService } from './pix-receipts.service';
@@ -41,9 +43,14 @@ export class PixReconciliationService {
     private readonly receipts: PixReceiptsRepository,
     private readonly pix: PixReceiptsService,
     private readonly refunds: RefundsService,
-    @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
+    private readonly providers: ProviderRegistry,
     private readonly config: AppConfig,
   ) {}
+
+  /** The API Pix PSP whose Pix are reconciled (this module is its intake). */
+  private get psp(): PixProvider {
+    return this.providers.pix(API_PIX);
+  }
 
   /** One pass; null when another instance holds the lease. */
   async reconcile(now = new Date()): Promise<ReconciliationPass | null> {
@@ -52,7 +59,7 @@ export class PixReconciliationService {
     let reached: Date | null = null;
     try {
       const from = new Date(Math.min(checkedUntil.getTime(), now.getTime()) - OVERLAP_MS);
-      const received = await this.provider.listReceived(from, now);
+      const received = await this.psp.listReceived(from, now);
       const known = await this.receipts.known(received.map((pix) => pix.endToEndId));
       // A Pix whose notification just came and waits in the inbox is not a lost one: the inbox worker applies
       // it. Once a check of it has failed, reconciliation applies it like any other.
@@ -93,7 +100,7 @@ export class PixReconciliationService {
    */
   private async sweepReturns(now: Date): Promise<number> {
     if (now.getTime() - this.lastReturnsSweep < this.config.apiPix.returnsSweepSeconds * 1000) return 0;
-    const withReturns = await this.provider.listReceived(new Date(now.getTime() - RETURNS_LOOK_BACK_MS), now, { withReturnsOnly: true });
+    const withReturns = await this.psp.listReceived(new Date(now.getTime() - RETURNS_LOOK_BACK_MS), now, { withReturnsOnly: true });
     const known = await this.receipts.known(withReturns.map((pix) => pix.endToEndId));
     let failed = 0;
     for (const pix of withReturns) {
@@ -111,11 +118,11 @@ export class PixReconciliationService {
 
   /** Removes at the PSP the charges of sales cancelled or expired here (a Pix that still comes is returned). */
   private async closeCharges(): Promise<number> {
-    const open = await this.receipts.chargesToClose(CLOSE_BATCH);
+    const open = await this.receipts.chargesToClose(this.psp.name, CLOSE_BATCH);
     let closed = 0;
     for (const { id, txid } of open) {
       try {
-        await this.provider.removeCharge(txid);
+        await this.psp.removeCharge(txid);
         await this.receipts.markChargeClosed(id);
         closed += 1;
       } catch (error) {
@@ -133,11 +140,10 @@ export class PixReconciliationService {
    * PSP made on its own, booked against their sales.
    */
   async report(from: Date, to: Date): Promise<ReconciliationReport> {
-    const withRecurring = this.config.pixProvider === 'api-pix';
     const [received, receipts, paid, pspReturns] = await Promise.all([
-      this.provider.listReceived(from, to),
+      this.psp.listReceived(from, to),
       this.receipts.inPeriod(from, to),
-      this.receipts.salesHeldAsPaid(from, to, withRecurring),
+      this.receipts.salesHeldAsPaid(this.psp.name, from, to),
       this.refunds.pspReturnsBetween(from, to),
     ]);
     const booked = new Set(receipts.map((receipt) => receipt.endToEndId));
@@ -176,7 +182,7 @@ export class PixReconciliationService {
     return {
       from: from.toISOString(),
       to: to.toISOString(),
-      provider: this.config.pixProvider,
+      provider: this.psp.name,
       receivedAtPsp: { count: received.length, amount: received.reduce((sum, pix) => sum + pix.amountCents, 0) },
       bookedInGateway: { count: receipts.length, amount: receipts.reduce((sum, receipt) => sum + receipt.amountCents, 0) },
       differences,
@@ -189,7 +195,7 @@ export class PixReconciliationService {
    */
   private async missingAtPsp(sale: { endToEndId: string | null; amountCents: number }, listed: Map<string, ReceivedPix>): Promise<string | null> {
     if (sale.endToEndId === null) return 'Held as paid here with no Pix named: the PSP has no Pix for it';
-    const pix = listed.get(sale.endToEndId) ?? (await this.provider.findPix(sale.endToEndId));
+    const pix = listed.get(sale.endToEndId) ?? (await this.psp.findPix(sale.endToEndId));
     if (!pix) return 'Held as paid here; the PSP does not have its Pix';
     if (pix.amountCents !== sale.amountCents) return `Held as paid here for ${sale.amountCents} cents; the PSP's Pix is of ${pix.amountCents}`;
     return null;

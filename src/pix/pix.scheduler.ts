@@ -1,13 +1,12 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ExclusiveJob } from '../common/jobs/exclusive-job';
 import { AppConfig } from '../config/app-config';
-import { ApiPixProvider } from '../providers/api-pix/api-pix.provider';
-import { PIX_PROVIDER, PixProvider } from '../providers/pix-provider.port';
+import { API_PIX, ApiPixProvider } from '../providers/api-pix/api-pix.provider';
+import { ProviderRegistry } from '../providers/provider-registry';
 import { AutomaticPixService } from '../payments/automatic-pix.service';
 import { PixReceiptsService } from './pix-receipts.service';
 import { PixReconciliationService, ReconciliationPass } from './pix-reconciliation.service';
 import { ApiPixAutomaticProvider } from '../providers/api-pix/api-pix-automatic.provider';
-import { AUTOMATIC_PIX_PROVIDER, AutomaticPixProvider } from '../providers/automatic-pix.port';
 
 /** How often the inbox is looked at when no notification kicked it (a retry due, another instance's). */
 const INBOX_POLL_MS = 2000;
@@ -61,13 +60,13 @@ export class PixScheduler implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly config: AppConfig,
     private readonly reconciliation: PixReconciliationService,
     private readonly inbox: PixInboxWorker,
-    @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
-    @Inject(AUTOMATIC_PIX_PROVIDER) private readonly automaticProvider: AutomaticPixProvider,
+    private readonly providers: ProviderRegistry,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (!(this.provider instanceof ApiPixProvider)) return;
-    void this.registerWebhook(this.provider);
+    // The API Pix PSP's intake: its webhooks registered, its inbox drained, its Pix reconciled.
+    if (!this.providers.isConfigured(API_PIX)) return;
+    void this.registerWebhook(this.providers.pix(API_PIX) as ApiPixProvider);
     this.timers.push(setInterval(() => void this.inbox.run(), INBOX_POLL_MS));
     this.timers.push(setInterval(() => void this.reconcileJob.run(() => this.reconciliation.reconcile()), this.config.apiPix.reconcileSeconds * 1000));
   }
@@ -83,7 +82,8 @@ export class PixScheduler implements OnApplicationBootstrap, OnApplicationShutdo
       try {
         await provider.registerWebhook(webhookUrl);
         // Pix Automático's recurrences and recurring charges notify <webhookUrl>/rec and /cobr.
-        if (this.automaticProvider instanceof ApiPixAutomaticProvider) await this.automaticProvider.registerWebhooks(webhookUrl);
+        const automatic = this.providers.configuredWith('automaticPix').find(({ name }) => name === API_PIX)?.adapter;
+        if (automatic instanceof ApiPixAutomaticProvider) await automatic.registerWebhooks(webhookUrl);
         // The paths as routes, the secret segment never written (issue 35).
         const secret = this.config.apiPixWebhookSecret as string;
         const paths = Object.values(this.config.apiPixWebhookPaths ?? {}).map((path) => path.split(secret).join(':secret'));

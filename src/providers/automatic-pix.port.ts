@@ -3,12 +3,10 @@ import { Cents } from '../domain/money';
 /**
  * Pix Automático as the modules see it (API Pix 2.7+: `/rec`, `/locrec`, `/cobr`, retries): the
  * payer authorizes a recurrence once, and each renewal is a recurring charge the PSP collects on its
- * due date. Two adapters, chosen with PIX_PROVIDER like the PIX provider: the sandbox (which plays the
+ * due date. Two adapters, found by name in the ProviderRegistry: the sandbox (which plays the
  * payer's bank through the sandbox routes) and `api-pix`. Every call is made outside any database
  * transaction (style.md); each is safe to repeat after an answer was lost.
  */
-export const AUTOMATIC_PIX_PROVIDER = Symbol('AUTOMATIC_PIX_PROVIDER');
-
 /** The BCB's periodicidade of a recurrence. */
 export type RecurrencePeriod = 'SEMANAL' | 'MENSAL' | 'TRIMESTRAL' | 'SEMESTRAL' | 'ANUAL';
 /** The BCB's status of a recurrence (RecStatus). */

@@ -1,9 +1,7 @@
 import { Cents } from '../domain/money';
 import { PixKeyType } from '../domain/pix-key';
 
-/** The payout provider that sends withdrawals to PIX keys; `sandbox` is the only adapter so far. */
-export const PAYOUT_PROVIDER = Symbol('PAYOUT_PROVIDER');
-
+/** Sends withdrawals to PIX keys: a port of the providers that pay out (ProviderRegistry.payout). */
 export interface PayoutRequest {
   /** Our idempotency reference: the withdrawal's id. The provider makes at most one payout per reference. */
   reference: string;

@@ -1,13 +1,10 @@
 import { Cents } from '../domain/money';
-import { PixProviderName } from '../sales/entities/sale.entity';
 
 /**
  * The PIX provider as the modules see it: the sandbox (a static-style BR Code, payments played through
- * the sandbox routes) or a PSP through the BCB's API Pix (`api-pix`), chosen by PIX_PROVIDER. Every call
+ * the sandbox routes) or a PSP through the BCB's API Pix (`api-pix`), each found by name in the ProviderRegistry. Every call
  * is made outside any database transaction (style.md).
  */
-export const PIX_PROVIDER = Symbol('PIX_PROVIDER');
-
 export interface PixChargeRequest {
   /** The charge's id at the provider, derived from the sale (pixTxid). */
   txid: string;
@@ -65,7 +62,17 @@ export class PixRequestRefusedError extends Error {
 }
 
 export interface PixProvider {
-  readonly name: PixProviderName;
+  readonly name: string;
+  /**
+   * Whether a charge asked without expiry stays open (the sandbox); a PSP's expire, so the sale is given
+   * PSP_DEFAULT_EXPIRY_SECONDS to expire with its charge.
+   */
+  readonly keepsChargesOpen: boolean;
+  /**
+   * Whether the Pix it receives must be reconciled with it (a PSP: its notifications checked, its list of
+   * received Pix and returns compared, its own returns booked); the sandbox's payments are its own events.
+   */
+  readonly reconciled: boolean;
   /** Creates the charge (idempotent by txid: the same txid again answers the charge already made). */
   createCharge(request: PixChargeRequest): Promise<PixCharge>;
   /** Removes an unpaid charge (its sale was cancelled or expired); a charge already gone or paid is left as it is. */

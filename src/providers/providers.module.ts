@@ -3,11 +3,8 @@ import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { ApiPixClient } from './api-pix/api-pix.client';
 import { ApiPixAutomaticProvider } from './api-pix/api-pix-automatic.provider';
-import { ApiPixProvider } from './api-pix/api-pix.provider';
-import { PAYMENT_PROVIDER } from './payment-provider.port';
-import { PAYOUT_PROVIDER } from './payout-provider.port';
-import { AUTOMATIC_PIX_PROVIDER } from './automatic-pix.port';
-import { PIX_PROVIDER } from './pix-provider.port';
+import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
+import { PROVIDER_ADAPTERS, ProviderAdapters, ProviderRegistry } from './provider-registry';
 import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
 import { SandboxPaymentsRecord } from './sandbox/sandbox-payments.record';
@@ -31,8 +28,10 @@ function apiPixClient(config: AppConfig): ApiPixClient {
 }
 
 /**
- * Binds the provider ports to their adapters: cards and boletos (PAYMENT_PROVIDER) and payouts are the
- * sandbox's; PIX (PIX_PROVIDER) is the sandbox's or a PSP's through the BCB's API Pix.
+ * The providers this gateway can use, each by its name, gathered into the ProviderRegistry: the sandbox
+ * (every port, in-process) and, when PIX_PROVIDER=api-pix, a PSP through the BCB's API Pix (PIX, and Pix
+ * Automático once its receiving account is configured). A new provider is its folder here and one line
+ * in PROVIDER_ADAPTERS' list.
  */
 @Module({
   providers: [
@@ -47,31 +46,32 @@ function apiPixClient(config: AppConfig): ApiPixClient {
       useFactory: (config: AppConfig) => (config.pixProvider === 'api-pix' ? apiPixClient(config) : null),
     },
     {
-      provide: PAYMENT_PROVIDER,
-      inject: [AppConfig, SandboxPaymentProvider],
-      useFactory: (config: AppConfig, sandbox: SandboxPaymentProvider) => ({ sandbox })[config.paymentProvider],
+      provide: PROVIDER_ADAPTERS,
+      inject: [AppConfig, SandboxPaymentProvider, SandboxPixProvider, SandboxAutomaticPixProvider, SandboxPayoutProvider, ApiPixClient],
+      useFactory: (
+        config: AppConfig,
+        card: SandboxPaymentProvider,
+        pix: SandboxPixProvider,
+        automaticPix: SandboxAutomaticPixProvider,
+        payout: SandboxPayoutProvider,
+        apiPix: ApiPixClient | null,
+      ): ProviderAdapters[] => [
+        { name: 'sandbox', card, boleto: card, pix, automaticPix, payout },
+        ...(apiPix ? [apiPixAdapters(apiPix, config)] : []),
+      ],
     },
-    {
-      provide: PAYOUT_PROVIDER,
-      inject: [AppConfig, SandboxPayoutProvider],
-      useFactory: (config: AppConfig, sandbox: SandboxPayoutProvider) => ({ sandbox })[config.paymentProvider],
-    },
-    {
-      provide: PIX_PROVIDER,
-      inject: [AppConfig, SandboxPixProvider, ApiPixClient],
-      useFactory: (config: AppConfig, sandbox: SandboxPixProvider, client: ApiPixClient | null) =>
-        client ? new ApiPixProvider(client, config.apiPix.receiverKey) : sandbox,
-    },
-    {
-      // Pix Automático: the sandbox plays the payer's bank; under api-pix, the PSP (once its receiving account is configured).
-      provide: AUTOMATIC_PIX_PROVIDER,
-      inject: [AppConfig, SandboxAutomaticPixProvider, ApiPixClient],
-      useFactory: (config: AppConfig, sandbox: SandboxAutomaticPixProvider, client: ApiPixClient | null) => {
-        const account = config.apiPix.receiverAccount;
-        return client && account ? new ApiPixAutomaticProvider(client, account) : sandbox;
-      },
-    },
+    ProviderRegistry,
   ],
-  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider],
+  exports: [ProviderRegistry, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider],
 })
 export class ProvidersModule {}
+
+/** The API Pix PSP's adapters: PIX, and Pix Automático when its receiving account is configured. */
+function apiPixAdapters(client: ApiPixClient, config: AppConfig): ProviderAdapters {
+  const account = config.apiPix.receiverAccount;
+  return {
+    name: API_PIX,
+    pix: new ApiPixProvider(client, config.apiPix.receiverKey),
+    ...(account ? { automaticPix: new ApiPixAutomaticProvider(client, account) } : {}),
+  };
+}

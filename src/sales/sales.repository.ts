@@ -307,26 +307,22 @@ export class SalesRepository {
    * (provider_checked_at) so that instances running the job together never ask the provider about the
    * same sale at once. The lease is committed at once: the provider is then asked outside any transaction.
    */
-  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number): Promise<number[]> {
-    const rows = await RECOVERY_LEASE.claim(
+  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number): Promise<Array<{ id: number; provider: string }>> {
+    return RECOVERY_LEASE.claim<{ id: number; provider: string }>(
       this.dataSource,
       `SELECT id FROM sales
         WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= now() - make_interval(secs => $1) AND ($2::int IS NULL OR seller_id = $2)
           AND ${RECOVERY_LEASE.free()}
         ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [ageSeconds, sellerId, limit],
+      ['id', 'provider'],
     );
-    return rows.map((row) => row.id);
   }
 
   /** Card sales of these subscriptions whose charge is between its two commits (EM_PROCESSAMENTO), in id order. */
-  async inProcessingOfSubscriptions(subscriptionIds: number[]): Promise<number[]> {
+  async inProcessingOfSubscriptions(subscriptionIds: number[]): Promise<Array<{ id: number; provider: string }>> {
     if (subscriptionIds.length === 0) return [];
-    const rows: Array<{ id: number }> = await this.dataSource.query(
-      `SELECT id FROM sales WHERE subscription_id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO' ORDER BY id`,
-      [subscriptionIds],
-    );
-    return rows.map((row) => row.id);
+    return this.dataSource.query(`SELECT id, provider FROM sales WHERE subscription_id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO' ORDER BY id`, [subscriptionIds]);
   }
 
   /** Marks paid sales to be refunded (a charge approved after its subscription stopped), in the caller's transaction. */
@@ -336,10 +332,10 @@ export class SalesRepository {
   }
 
   /** Sales still PAGO that are marked to be refunded: among `ids`, or (null) the oldest `limit` of all (of one seller, or all). */
-  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number): Promise<Array<{ id: number; sellerId: number; amountCents: Cents }>> {
+  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number): Promise<Array<{ id: number; sellerId: number; provider: string; amountCents: Cents }>> {
     if (ids !== null && ids.length === 0) return [];
-    const rows: Array<{ id: number; sellerId: number; amountCents: string }> = await this.dataSource.query(
-      `SELECT id, seller_id AS "sellerId", amount_cents AS "amountCents" FROM sales
+    const rows: Array<{ id: number; sellerId: number; provider: string; amountCents: string }> = await this.dataSource.query(
+      `SELECT id, seller_id AS "sellerId", provider, amount_cents AS "amountCents" FROM sales
         WHERE refund_due_at IS NOT NULL AND status = 'PAGO' AND ($1::int[] IS NULL OR id = ANY($1::int[])) AND ($2::int IS NULL OR seller_id = $2)
         ORDER BY refund_due_at LIMIT $3`,
       [ids, sellerId, limit],

@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { InvalidTransitionError } from '../domain/domain-error';
 import { RefundsService, toRefundResponse } from '../payments/refunds.service';
 import { RefundResponse } from '../payments/dto/refund.dto';
-import { CardRefundRefusedError, chargeReference } from '../providers/payment-provider.port';
+import { CardRefundRefusedError, chargeReference } from '../providers/card-provider.port';
 import { SandboxPaymentProvider } from '../providers/sandbox/sandbox-payment.provider';
 import { SandboxPaymentsRecord } from '../providers/sandbox/sandbox-payments.record';
 import { DomainError } from '../domain/domain-error';
@@ -13,8 +13,7 @@ import { assertOwnedSale } from '../sales/sales.service';
 
 /**
  * The sandbox is a provider like the others (style.md): its routes move only the records it holds. A PIX
- * sale is held by the provider that issued its charge (`pix_provider`; a charge not issued yet, by the PIX
- * provider configured); cards, boleto and transfers by PAYMENT_PROVIDER, today always the sandbox. A sale
+ * sale is held by the provider written on it when it was made (`provider`, ProviderRegistry). A sale
  * a real PSP holds moves only on that PSP's evidence (its notification checked with it, or reconciliation).
  */
 /** How far ahead of the real clock a `now` may be and still count as now (clocks of client and server differ). */
@@ -93,7 +92,7 @@ export class SandboxRecordsService {
   private async heldSale(sellerId: number, saleId: number): Promise<SaleEntity> {
     const sale = await this.sales.findById(saleId);
     assertOwnedSale(sale, sellerId, saleId);
-    const holder = this.holderOf(sale);
+    const holder = sale.provider;
     if (holder !== 'sandbox') {
       throw new DomainError(
         'NOT_SUPPORTED',
@@ -101,9 +100,5 @@ export class SandboxRecordsService {
       );
     }
     return sale;
-  }
-
-  private holderOf(sale: Pick<SaleEntity, 'paymentMethod' | 'pixProvider'>): string {
-    return sale.paymentMethod === 'PIX' ? (sale.pixProvider ?? this.config.pixProvider) : this.config.paymentProvider;
   }
 }

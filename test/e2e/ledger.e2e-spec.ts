@@ -22,7 +22,7 @@ describe('Ledger (platform.md §4)', () => {
     t.db.transaction((manager) =>
       ledger.post(manager, [{
         sellerId: seller.id,
-        referenceType: 'SALE',
+        referenceType: 'SALE', provider: 'sandbox',
         referenceId,
         effect: {
           kind: 'SALE_PAID',
@@ -41,7 +41,7 @@ describe('Ledger (platform.md §4)', () => {
       t.db.transaction(async (manager) => {
         await ledger.post(manager, [{
           sellerId: seller.id,
-          referenceType: 'SALE',
+          referenceType: 'SALE', provider: 'sandbox',
           referenceId: 1,
           effect: { kind: 'REFUND', movements: [{ account: 'AVAILABLE', amountCents: cents(-300) }, { account: 'PSP_HOLDINGS', amountCents: cents(300) }] },
         }]);
@@ -71,7 +71,7 @@ describe('Ledger (platform.md §4)', () => {
       t.db.transaction((manager) =>
         ledger.post(manager, [{
           sellerId: seller.id,
-          referenceType: 'SALE',
+          referenceType: 'SALE', provider: 'sandbox',
           referenceId: 1,
           effect: { kind: 'MED_LOST', movements: [{ account: 'BLOCKED', amountCents: cents(-1) }, { account: 'PSP_HOLDINGS', amountCents: cents(1) }] },
         }]),
@@ -84,7 +84,7 @@ describe('Ledger (platform.md §4)', () => {
     const [first, second] = [await createSeller(t), await createSeller(t)];
     const paid = (seller: TestSeller, amount: number, referenceId: number) => ({
       sellerId: seller.id,
-      referenceType: 'SALE' as const,
+      referenceType: 'SALE' as const, provider: 'sandbox',
       referenceId,
       effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(amount) }, { account: 'PSP_HOLDINGS' as const, amountCents: cents(-amount) }] },
     });
@@ -112,7 +112,7 @@ describe('Ledger (platform.md §4)', () => {
     await t.db.query('DELETE FROM balances WHERE seller_id = $1', [seller.id]);
     const paid = (amount: number, referenceId: number) => ({
       sellerId: seller.id,
-      referenceType: 'SALE' as const,
+      referenceType: 'SALE' as const, provider: 'sandbox',
       referenceId,
       effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(amount) }, { account: 'PSP_HOLDINGS' as const, amountCents: cents(-amount) }] },
     });
@@ -131,7 +131,7 @@ describe('Ledger (platform.md §4)', () => {
 
   it('refuses a posting that does not balance, in the domain and in the database', async () => {
     const seller = await createSeller(t);
-    const unbalanced = { sellerId: seller.id, referenceType: 'SALE' as const, referenceId: 1, effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(100) }] } };
+    const unbalanced = { sellerId: seller.id, referenceType: 'SALE' as const, provider: 'sandbox', referenceId: 1, effect: { kind: 'SALE_PAID' as const, movements: [{ account: 'AVAILABLE' as const, amountCents: cents(100) }] } };
     await expect(t.db.transaction((manager) => ledger.post(manager, [unbalanced]))).rejects.toThrow(/does not balance/);
     const [{ id }] = await t.db.query(
       `INSERT INTO ledger_postings (seller_id, kind, reference_type, reference_id, available_delta_cents, blocked_delta_cents, available_after_cents, blocked_after_cents)

@@ -5,7 +5,7 @@ import { ServiceProcess, startServiceProcess } from './setup/processes';
 import { recordReliability } from './setup/reliability-report';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
-import { PAYMENT_PROVIDER, PaymentProvider } from '../../src/providers/payment-provider.port';
+import { ProviderRegistry } from '../../src/providers/provider-registry';
 import { cents } from '../../src/domain/money';
 
 /** The recovery job's age threshold in these tests (PROVIDER_RECOVERY_AFTER_SECONDS), by the real clock. */
@@ -273,7 +273,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   }, 30_000);
 
   it('sandbox acquirer: a reference charged again answers its first outcome, alone, twice in one call, or beside new references', async () => {
-    const provider = t.app.get<PaymentProvider>(PAYMENT_PROVIDER);
+    const provider = t.app.get(ProviderRegistry).card('sandbox');
     const card = (number: string) => provider.tokenizeCard({ number, holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
     const approving = (await card('4111111111111111')).token;
     const refusing = (await card('4000000000000002')).token;
@@ -297,7 +297,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   });
 
   it('sandbox acquirer: a charge whose reference is voided while its insert is under way answers FAILED (voided), not an error', async () => {
-    const provider = t.app.get<PaymentProvider>(PAYMENT_PROVIDER);
+    const provider = t.app.get(ProviderRegistry).card('sandbox');
     const reference = `late-${Date.now()}`;
     const { token } = await provider.tokenizeCard({ number: '4111111111111111', holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
     const drop = await withTrigger('fault_acquirer_slow_2', 'INSERT', 'sandbox_card_charges', `NEW.amount_cents = 4646`, `PERFORM pg_sleep(2)`);

@@ -217,8 +217,8 @@ describe('Subscription billing in batches (issue 11)', () => {
     await fixDates(seller);
     // Another instance wrote period 1 of `taken` first.
     await t.db.query(
-      `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
-       SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
+      `INSERT INTO sales (id, provider, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+       SELECT nextval(pg_get_serial_sequence('sales', 'id')), 'sandbox', seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
          FROM subscriptions WHERE id = $1`,
       [taken],
     );
@@ -244,8 +244,8 @@ describe('Subscription billing in batches (issue 11)', () => {
     await t.db.query(`UPDATE subscriptions SET next_billing_date = $2 WHERE seller_id = $1 AND amount_cents = 2990`, [seller.id, new Date(DUE.getTime() - DAY)]);
     // Period 1 of every 29.90 subscription written already (the state the 'skips a period' test leaves).
     await t.db.query(
-      `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
-       SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
+      `INSERT INTO sales (id, provider, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+       SELECT nextval(pg_get_serial_sequence('sales', 'id')), 'sandbox', seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, id, 1, 0
          FROM subscriptions WHERE seller_id = $1 AND amount_cents = 2990`,
       [seller.id],
     );

@@ -74,8 +74,8 @@ describe('Subscription billing with two instances on one database (issue 9)', ()
     // The unique index, not only the claim, keeps a period's attempt to one sale.
     await expect(
       t.db.query(
-        `INSERT INTO sales (id, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
-         SELECT nextval(pg_get_serial_sequence('sales', 'id')), seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, subscription_id, 1, 0
+        `INSERT INTO sales (id, provider, seller_id, status, payment_method, amount_cents, customer_name, customer_email, subscription_id, billing_period, billing_attempt)
+         SELECT nextval(pg_get_serial_sequence('sales', 'id')), 'sandbox', seller_id, 'PENDENTE', payment_method, amount_cents, customer_name, customer_email, subscription_id, 1, 0
            FROM sales WHERE seller_id = $1 AND billing_period = 1 LIMIT 1`,
         [seller.id],
       ),

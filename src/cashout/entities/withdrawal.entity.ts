@@ -31,6 +31,10 @@ export class WithdrawalEntity {
   @Column({ name: 'net_amount_cents', type: 'bigint', transformer: centsTransformer })
   netAmountCents: Cents;
 
+  /** The provider that pays it out (PAYOUT_PROVIDER when it was made), never rewritten. */
+  @Column({ type: 'varchar' })
+  provider: string;
+
   @Column({ name: 'pix_key', type: 'varchar' })
   pixKey: string;
 

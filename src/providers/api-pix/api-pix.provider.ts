@@ -3,6 +3,9 @@ import { Cents, centsToReaisString, reaisToCents } from '../../domain/money';
 import { PixCharge, PixChargeRequest, PixProvider, PixRequestRefusedError, PixReturn, ReceivedPix } from '../pix-provider.port';
 import { ApiPixClient } from './api-pix.client';
 
+/** The API Pix PSP's name in the registry and on every record it holds. */
+export const API_PIX = 'api-pix';
+
 /** The wire shapes of the BCB's API Pix 2.9.0 the adapter reads (components/schemas). */
 interface CobGerada {
   txid: string;
@@ -41,7 +44,9 @@ const PAGE_SIZE = 100;
  * Amounts cross here as the standard's decimal strings, converted by domain/money.ts.
  */
 export class ApiPixProvider implements PixProvider, OnModuleDestroy {
-  readonly name = 'api-pix' as const;
+  readonly name = API_PIX;
+  readonly keepsChargesOpen = false;
+  readonly reconciled = true;
   private readonly logger = new Logger(ApiPixProvider.name);
 
   constructor(

@@ -16,8 +16,9 @@ import {
   CardRefundAnswer,
   CardRefundRefusedError,
   CardRefundRequest,
-  PaymentProvider,
-} from '../payment-provider.port';
+  CardProvider,
+  BoletoProvider,
+} from '../card-provider.port';
 import { sandboxHoldsRefund } from './sandbox-refund-hold';
 
 type Outcome = ChargeResult['outcome'];
@@ -60,7 +61,7 @@ const toResult = (row: ChargeRow & { outcome: Outcome }): ChargeResult => ({ out
  * count the charges.
  */
 @Injectable()
-export class SandboxPaymentProvider implements PaymentProvider {
+export class SandboxPaymentProvider implements CardProvider, BoletoProvider {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,

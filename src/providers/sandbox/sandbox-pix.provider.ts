@@ -15,6 +15,8 @@ export const SANDBOX_PIX_KEY = '7f6d9a3e-2c41-4b8e-9d0a-5e3f1c2b4a69';
 @Injectable()
 export class SandboxPixProvider implements PixProvider {
   readonly name = 'sandbox' as const;
+  readonly keepsChargesOpen = true;
+  readonly reconciled = false;
 
   async createCharge(request: PixChargeRequest): Promise<PixCharge> {
     const receiverKey = request.receiverKey ?? SANDBOX_PIX_KEY;

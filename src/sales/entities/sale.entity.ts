@@ -5,8 +5,6 @@ import { SaleStatus } from '../../domain/sale-status';
 import { PaymentMethod } from '../dto/create-sale.dto';
 import { SaleItemEntity } from './sale-item.entity';
 
-/** The adapters of the PIX provider port (PIX_PROVIDER). */
-export type PixProviderName = 'sandbox' | 'api-pix';
 
 export type ReversalReason = 'REFUNDED' | 'CHARGEBACK_CONFIRMED' | 'MED_LOST';
 
@@ -101,9 +99,13 @@ export class SaleEntity {
   @Column({ name: 'external_transaction_id', type: 'varchar', nullable: true })
   externalTransactionId: string | null;
 
-  /** Which PIX provider issued the sale's charge (`sandbox` or `api-pix`); null for other methods. */
-  @Column({ name: 'pix_provider', type: 'varchar', nullable: true })
-  pixProvider: PixProviderName | null;
+  /**
+   * The provider that holds the sale (ProviderRegistry): its rail's provider when it was made, never
+   * rewritten; every later step (confirmation, refund, recovery, reconciliation, the ledger's provider
+   * accounts) goes to it.
+   */
+  @Column({ type: 'varchar' })
+  provider: string;
 
   /** The end-to-end id of the Pix that paid the sale, as the PSP reported it. */
   @Column({ name: 'pix_end_to_end_id', type: 'varchar', nullable: true })

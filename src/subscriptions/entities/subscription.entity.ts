@@ -26,6 +26,14 @@ export class SubscriptionEntity {
   @Column({ name: 'payment_method', type: 'varchar' })
   paymentMethod: 'PIX' | 'CREDIT_CARD';
 
+  /**
+   * The provider that holds its payment instrument (its stored card, or its Pix Automático recurrence),
+   * set at creation and never rewritten: renewals are charged there. Null for a plain PIX subscription,
+   * each of whose sales has its own provider.
+   */
+  @Column({ type: 'varchar', nullable: true })
+  provider: string | null;
+
   /** The provider's card token that renewals are charged with; never the card number. */
   @Column({ name: 'card_token', type: 'varchar', nullable: true, select: false })
   cardToken: string | null;

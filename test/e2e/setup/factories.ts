@@ -38,10 +38,10 @@ export async function createSeller(t: TestApp, overrides: Record<string, unknown
  */
 export async function copySubscription(db: DataSource, templateId: number, copies: number): Promise<void> {
   await db.query(
-    `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+    `INSERT INTO subscriptions (provider, seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
                                 customer_name, customer_email, product_id, product_name, trial_days, next_billing_date, started_at,
                                 current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status)
-     SELECT seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+     SELECT provider, seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
             customer_name, customer_email, product_id, product_name, trial_days, next_billing_date, started_at,
             current_period, period_due_at, period_attempts, total_billings, successful_billings, last_payment_status
        FROM subscriptions, generate_series(1, $2) WHERE id = $1`,

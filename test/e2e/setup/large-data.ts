@@ -82,10 +82,10 @@ export async function seedEvents(query: Query, sellerId: number, events: number)
 /** `subscriptions` card subscriptions of the seller, one a minute, oldest first: active (due in a month), paused or cancelled. */
 export async function seedSubscriptions(query: Query, sellerId: number, subscriptions: number): Promise<void> {
   await query(
-    `INSERT INTO subscriptions (seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
+    `INSERT INTO subscriptions (provider, seller_id, status, billing_cycle, amount_cents, payment_method, card_token, card_last_four, card_brand,
                                 customer_name, customer_email, product_id, product_name, next_billing_date, started_at, current_period,
                                 total_billings, successful_billings, last_payment_status, paused_at, cancelled_at, created_at, updated_at)
-     SELECT $1, s.status, 'MONTHLY', 2990 + n % 100, 'CREDIT_CARD', 'tok_large_' || n, '1111', 'VISA',
+     SELECT 'sandbox', $1, s.status, 'MONTHLY', 2990 + n % 100, 'CREDIT_CARD', 'tok_large_' || n, '1111', 'VISA',
             'Cliente ' || n, 'cliente-' || n || '@example.com', 1, 'Plano Mensal',
             CASE WHEN s.status = 'ACTIVE' THEN now() + interval '30 days' END, s.at, 1, 1, 1, 'PAGO',
             CASE WHEN s.status = 'PAUSED' THEN now() END, CASE WHEN s.status = 'CANCELLED' THEN now() END, s.at, s.at

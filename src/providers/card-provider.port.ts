@@ -1,11 +1,10 @@
 import { Cents } from '../domain/money';
 
 /**
- * The card acquirer and boleto issuer as the modules see it. `sandbox` is the only adapter; a real
- * acquirer is a second adapter behind this same interface (see providers.module.ts). PIX has its own
+ * The card acquirer (CardProvider) and the boleto issuer (BoletoProvider) as the modules see them; each
+ * provider implements the ports it offers and is found by name in the ProviderRegistry. PIX has its own
  * port (pix-provider.port.ts).
  */
-export const PAYMENT_PROVIDER = Symbol('PAYMENT_PROVIDER');
 
 export interface CardDetails {
   number: string;
@@ -70,7 +69,7 @@ export interface ChargeRequest {
  * Every call is made outside any database transaction (style.md): the record it acts for is committed
  * first with its id as the reference, and the outcome is applied in a second transaction.
  */
-export interface PaymentProvider {
+export interface CardProvider {
   tokenizeCard(card: CardDetails): Promise<CardToken>;
   /** Idempotent by reference: the same reference again answers the first charge's result and charges nothing more. */
   chargeCard(request: ChargeRequest): Promise<ChargeResult>;
@@ -95,6 +94,10 @@ export interface PaymentProvider {
    * approved charge, or more than what is left of it).
    */
   refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer>;
+}
+
+/** Issues boletos (and takes transfers) for the sales of its rail. */
+export interface BoletoProvider {
   createBoleto(request: BoletoRequest): Promise<Boleto>;
 }
 
