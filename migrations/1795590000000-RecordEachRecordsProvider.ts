@@ -35,6 +35,9 @@ export class RecordEachRecordsProvider1795590000000 implements MigrationInterfac
       `CREATE INDEX sales_pix_charges_to_close_idx ON sales (provider, updated_at) WHERE status = 'CANCELADO' AND payment_method = 'PIX' AND pix_charge_closed_at IS NULL`,
     );
 
+    // A provider's name is up to 32 characters wherever it is written (its length grows in place).
+    await queryRunner.query(`ALTER TABLE sale_refunds ALTER COLUMN provider TYPE varchar(32)`);
+    await queryRunner.query(`ALTER TABLE ledger_entries ALTER COLUMN provider TYPE varchar(32)`);
     await queryRunner.query(`UPDATE sale_refunds r SET provider = s.provider FROM sales s WHERE s.id = r.sale_id AND r.provider <> s.provider`);
 
     await queryRunner.query(`ALTER TABLE withdrawals ADD COLUMN provider varchar(32)`);
