@@ -24,6 +24,7 @@ import { AddOutboxManualTry1795550000000 } from './1795550000000-AddOutboxManual
 import { RecordDisputedAmounts1795560000000 } from './1795560000000-RecordDisputedAmounts';
 import { RecordPspReturnsAndSandboxPayments1795580000000 } from './1795580000000-RecordPspReturnsAndSandboxPayments';
 import { RecordEachRecordsProvider1795590000000 } from './1795590000000-RecordEachRecordsProvider';
+import { UnifyProviderInbox1795595000000 } from './1795595000000-UnifyProviderInbox';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   RecordDisputedAmounts1795560000000,
   RecordPspReturnsAndSandboxPayments1795580000000,
   RecordEachRecordsProvider1795590000000,
+  UnifyProviderInbox1795595000000,
 ];

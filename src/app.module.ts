@@ -22,6 +22,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PaymentsModule } from './payments/payments.module';
 import { PixModule } from './pix/pix.module';
+import { IntakeModule } from './intake/intake.module';
 import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
 import Redis from 'ioredis';
 import { SandboxModule } from './sandbox/sandbox.module';
@@ -65,6 +66,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     SubscriptionsModule,
     PaymentsModule,
     PixModule,
+    IntakeModule,
     CashoutModule,
     NotificationsModule,
     AdminModule,

@@ -16,18 +16,6 @@ const CHARGE_SEND = new Lease({ table: 'sales', column: 'automatic_pix_checked_a
 /** An authorized recurrence is asked about hourly: the net under the webhook for a payer who revokes it in their bank. */
 const AUTHORIZED_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 hour' });
 
-/** The PSP's notifications waiting in automatic_pix_inbox are handed to one instance at a time for a minute (a process that dies lets them go). */
-const NOTIFIED_LEASE = new Lease({ table: 'automatic_pix_inbox', column: 'claimed_at', duration: '1 minute' });
-
-/** What a Pix Automático notification named: a recurrence (`rec`, its idRec) or a recurring charge (`cobr`, its txid). */
-export type NotifiedKind = 'rec' | 'cobr';
-export interface NotifiedItem {
-  id: number;
-  kind: NotifiedKind;
-  resourceId: string;
-  /** How many notifications named it while it waited: the row is dropped only if none came during its check. */
-  notifications: number;
-}
 
 /** A renewal collected by Pix Automático, as the jobs read it. */
 export interface AutomaticCharge {
@@ -186,60 +174,6 @@ export class AutomaticPixRepository {
   async openingSale(subscriptionId: number, manager: EntityManager): Promise<number | null> {
     const [row]: Array<{ id: number }> = await manager.query(`SELECT id FROM sales WHERE subscription_id = $1 AND billing_period = 0 ORDER BY id LIMIT 1`, [subscriptionId]);
     return row?.id ?? null;
-  }
-
-  /**
-   * A notification's ids, kept before it is answered: each once while it waits. One already waiting is
-   * counted again and made due now: it may be under a check that read the PSP before this change. All or
-   * nothing: false, and nothing kept, when the ids not already waiting would take this kind's inbox past
-   * `max` (counted under a lock per kind, so that two notifications at once cannot both fit).
-   */
-  async enqueueNotified(kind: NotifiedKind, resourceIds: string[], max: number): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('automatic-pix-inbox'), hashtext($1))`, [kind]);
-      const [{ fits }]: Array<{ fits: boolean }> = await manager.query(
-        `WITH ids AS (SELECT DISTINCT unnest($2::varchar[]) AS id),
-              fresh AS (SELECT id FROM ids WHERE NOT EXISTS (SELECT 1 FROM automatic_pix_inbox WHERE kind = $1 AND resource_id = ids.id))
-         SELECT (SELECT count(*) FROM (SELECT 1 FROM automatic_pix_inbox WHERE kind = $1 LIMIT $3) waiting) + (SELECT count(*) FROM fresh) <= $3 AS fits`,
-        [kind, resourceIds, max],
-      );
-      if (!fits) return false;
-      await manager.query(
-        `INSERT INTO automatic_pix_inbox (kind, resource_id) SELECT DISTINCT $1::varchar, unnest($2::varchar[])
-         ON CONFLICT (kind, resource_id) DO UPDATE SET notifications = automatic_pix_inbox.notifications + 1, next_attempt_at = now()`,
-        [kind, resourceIds],
-      );
-      return true;
-    });
-  }
-
-  /**
-   * Notified ids due to be checked with the PSP, the latest due first (a notification just come is not
-   * held behind a backlog), each leased for a minute.
-   */
-  async claimNotified(limit: number): Promise<NotifiedItem[]> {
-    const rows = await NOTIFIED_LEASE.claim<{ id: number; kind: NotifiedKind; resource_id: string; notifications: number }>(
-      this.dataSource,
-      `SELECT id FROM automatic_pix_inbox WHERE next_attempt_at <= now() AND ${NOTIFIED_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [limit],
-      ['id', 'kind', 'resource_id', 'notifications'],
-    );
-    return rows.map((row) => ({ id: row.id, kind: row.kind, resourceId: row.resource_id, notifications: row.notifications }));
-  }
-
-  /** A check done: the row dropped, unless another notification came meanwhile (then it is given back, to be checked again). */
-  async doneNotified(item: NotifiedItem): Promise<void> {
-    const [, dropped] = (await this.dataSource.query(`DELETE FROM automatic_pix_inbox WHERE id = $1 AND notifications = $2`, [item.id, item.notifications])) as [unknown, number];
-    if (dropped === 0) await NOTIFIED_LEASE.release(this.dataSource, [item.id]);
-  }
-
-  /** A check that failed: tried again later, later each time (up to 10 minutes apart). */
-  async retryNotified(id: number): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE automatic_pix_inbox SET attempts = attempts + 1, claimed_at = NULL,
-              next_attempt_at = now() + make_interval(secs => least(600, 2 ^ least(attempts, 10))) WHERE id = $1`,
-      [id],
-    );
   }
 
   /** The seller's subscriptions whose authorization is among `recurrenceIds` (the webhook's). */

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ProviderIntake } from '../intake/provider-intake.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import {
@@ -25,15 +26,13 @@ import { NotificationsService } from '../notifications/notifications.service';
 import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
 import { toSubscription } from '../subscriptions/subscription.presenter';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { AutomaticCharge, AutomaticPixRepository, NotifiedKind } from './automatic-pix.repository';
+import { AutomaticCharge, AutomaticPixRepository } from './automatic-pix.repository';
 import { MoneyPipeline } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
 
 const BATCH = 200;
 /** Recurring charges claimed at a time for sending (see CHARGE_SEND: the lease must outlast their sends). */
 const SEND_BATCH = 10;
-/** Notified recurrences and recurring charges checked per pass of the inbox worker. */
-const NOTIFIED_BATCH = 50;
 
 /** What the Pix Automático jobs did in one pass. */
 export interface AutomaticPixSummary {
@@ -66,7 +65,7 @@ export interface AuthorizationOrder {
  * Every provider call is outside any transaction.
  */
 @Injectable()
-export class AutomaticPixService {
+export class AutomaticPixService implements OnModuleInit {
   private readonly logger = new Logger(AutomaticPixService.name);
 
   constructor(
@@ -79,7 +78,22 @@ export class AutomaticPixService {
     private readonly pixCharges: PixChargesService,
     private readonly sellers: SellerService,
     private readonly notifications: NotificationsService,
+    private readonly intake: ProviderIntake,
   ) {}
+
+  /**
+   * A PSP's notifications of recurrences (`rec`, their idRec) and recurring charges (`cobr`, their txid),
+   * kept by the intake: each asked about at the PSP and applied as it reports it (a repeated notification
+   * finds the state applied and changes nothing). The jobs still poll what a notification never sent would
+   * have told (pending authorizations and open charges every minute, authorized recurrences every hour).
+   */
+  onModuleInit(): void {
+    this.intake.handle('rec', (_provider, recurrenceId) => this.syncRecurrences([recurrenceId], new Date()));
+    this.intake.handle('cobr', async (_provider, txid) => {
+      const saleId = saleIdOfRecurringTxid(txid);
+      if (saleId !== null) await this.syncCharges([saleId], new Date());
+    });
+  }
 
   /**
    * The recurrence of a sale that opens a Pix Automático subscription, created at the PSP before the
@@ -130,39 +144,6 @@ export class AutomaticPixService {
     } catch (error) {
       this.failed(error, 'closing of a stopped subscription at the PSP', subscriptionId);
     }
-  }
-
-  /**
-   * The ids a PSP notification names (POST <webhook>/rec: recurrences; /cobr: recurring charges' txids),
-   * kept before the notification is answered 200: the body is not trusted (each is fetched from the PSP
-   * by processNotified), and a process that dies after the 200 loses nothing. False, and nothing kept,
-   * when the ids not waiting yet would take this kind's inbox past `inboxMax`.
-   */
-  async notified(kind: NotifiedKind, ids: string[], inboxMax: number): Promise<boolean> {
-    return ids.length === 0 || this.repository.enqueueNotified(kind, ids, inboxMax);
-  }
-
-  /**
-   * The notified recurrences and recurring charges waiting: each asked about at the PSP and applied as it
-   * reports them (a repeated notification finds the state applied and changes nothing), then dropped; one
-   * whose check fails is tried again later. How many were looked at.
-   */
-  async processNotified(now: Date): Promise<number> {
-    const claimed = await this.repository.claimNotified(NOTIFIED_BATCH);
-    for (const item of claimed) {
-      try {
-        if (item.kind === 'rec') await this.syncRecurrences([item.resourceId], now);
-        else {
-          const saleId = saleIdOfRecurringTxid(item.resourceId);
-          if (saleId !== null) await this.syncCharges([saleId], now);
-        }
-        await this.repository.doneNotified(item);
-      } catch (error) {
-        this.logger.warn({ err: error, kind: item.kind, id: item.resourceId }, 'A Pix Automático notification could not be checked with the PSP; retrying later');
-        await this.repository.retryNotified(item.id).catch(() => undefined);
-      }
-    }
-    return claimed.length;
   }
 
   /** The subscriptions of these recurrences (the PSP's webhook), their authorizations asked about now. */

@@ -1,3 +1,4 @@
+import { IntakeModule } from '../intake/intake.module';
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { LedgerModule } from '../ledger/ledger.module';
@@ -27,7 +28,7 @@ import { SubscriptionActionsService } from './subscription-actions.service';
  * and the sales' scheduled work, the billing job and the seller's moves of subscriptions.
  */
 @Module({
-  imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule],
+  imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule, IntakeModule],
   controllers: [SalesController, RefundsController, SubscriptionActionsController],
   providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
   exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],

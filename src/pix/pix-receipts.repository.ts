@@ -33,11 +33,10 @@ const COLUMNS = `id::int AS id, provider, end_to_end_id AS "endToEndId", txid, a
 const hydrate = (row: Record<string, unknown>): ReceiptRow => ({ ...(row as unknown as ReceiptRow), amountCents: cents(Number(row.amountCents)) });
 
 /** Notifications are handed to one instance at a time for a minute (a process that dies lets them go). */
-const INBOX_LEASE = new Lease({ table: 'pix_inbox', column: 'claimed_at', idColumn: 'end_to_end_id', duration: '1 minute' });
 /** Reconciliation runs in one instance at a time; the lease outlasts any pass. */
 const RECONCILIATION_LEASE = new Lease({ table: 'pix_reconciliation_cursor', column: 'claimed_at', duration: '10 minutes' });
 
-/** The Pix the PSP reported (pix_receipts), its notifications still to check (pix_inbox), and how far reconciliation got. */
+/** The Pix the PSP reported (pix_receipts) and how far reconciliation got. */
 @Injectable()
 export class PixReceiptsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -91,20 +90,6 @@ export class PixReceiptsRepository {
     return new Set(rows.map((row) => row.end_to_end_id));
   }
 
-  /**
-   * Of these Pix, those whose notification came less than a minute ago and is not checked yet (the inbox
-   * worker is about to apply them). One waiting longer (behind a flood of forged ids, or claimed by an
-   * instance that hangs) is not excluded: reconciliation applies it.
-   */
-  async notifiedUnchecked(endToEndIds: string[]): Promise<Set<string>> {
-    if (endToEndIds.length === 0) return new Set();
-    const rows: Array<{ end_to_end_id: string }> = await this.dataSource.query(
-      `SELECT end_to_end_id FROM pix_inbox WHERE end_to_end_id = ANY($1::varchar[]) AND attempts = 0 AND received_at > now() - interval '1 minute'`,
-      [endToEndIds],
-    );
-    return new Set(rows.map((row) => row.end_to_end_id));
-  }
-
   async inPeriod(from: Date, to: Date): Promise<ReceiptRow[]> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT ${COLUMNS} FROM pix_receipts WHERE paid_at >= $1 AND paid_at < $2 ORDER BY paid_at, id`, [from, to]);
     return rows.map(hydrate);
@@ -124,52 +109,6 @@ export class PixReceiptsRepository {
       [from, to, provider],
     );
     return rows.map((row) => ({ saleId: row.id, endToEndId: row.pix_end_to_end_id, amountCents: cents(Number(row.amount_cents)) }));
-  }
-
-  /**
-   * Notifications to check: each Pix once while it waits (a repeated notification finds it there). All or
-   * nothing: false, and nothing written, when the ids not already waiting would take the inbox past `max`
-   * (counted under a lock, so that two notifications at once cannot both fit).
-   */
-  async enqueue(endToEndIds: string[], max: number): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('pix-inbox'))`);
-      const [{ fits }]: Array<{ fits: boolean }> = await manager.query(
-        `WITH ids AS (SELECT DISTINCT unnest($1::varchar[]) AS id),
-              fresh AS (SELECT id FROM ids WHERE NOT EXISTS (SELECT 1 FROM pix_inbox WHERE end_to_end_id = ids.id))
-         SELECT (SELECT count(*) FROM (SELECT 1 FROM pix_inbox LIMIT $2) waiting) + (SELECT count(*) FROM fresh) <= $2 AS fits`,
-        [endToEndIds, max],
-      );
-      if (fits) await manager.query(`INSERT INTO pix_inbox (end_to_end_id) SELECT DISTINCT unnest($1::varchar[]) ON CONFLICT (end_to_end_id) DO NOTHING`, [endToEndIds]);
-      return fits;
-    });
-  }
-
-  /**
-   * Notifications due, the latest first: a Pix notified now is checked before a backlog of older ones (a
-   * flood of forged ids does not hold it back; reconciliation applies what waits over a minute).
-   */
-  async claimInbox(limit: number): Promise<string[]> {
-    const rows = await INBOX_LEASE.claim<{ end_to_end_id: string }>(
-      this.dataSource,
-      `SELECT end_to_end_id FROM pix_inbox WHERE next_attempt_at <= now() AND ${INBOX_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [limit],
-      ['end_to_end_id'],
-    );
-    return rows.map((row) => row.end_to_end_id);
-  }
-
-  async doneInbox(endToEndId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM pix_inbox WHERE end_to_end_id = $1`, [endToEndId]);
-  }
-
-  /** A check that failed: tried again later, later each time (up to 10 minutes apart). */
-  async retryInbox(endToEndId: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE pix_inbox SET attempts = attempts + 1, claimed_at = NULL,
-              next_attempt_at = now() + make_interval(secs => least(600, 2 ^ least(attempts, 10))) WHERE end_to_end_id = $1`,
-      [endToEndId],
-    );
   }
 
   /** Takes the reconciliation lease; the instant compared up to so far, or null when another instance holds it. */

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ProviderIntake } from '../intake/provider-intake.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { pixReturnDueEffect, pixReturnedEffect } from '../domain/refund-ledger';
@@ -7,15 +8,13 @@ import { MetricsService } from '../metrics/metrics.service';
 import { MoneyPipeline } from '../payments/money-pipeline';
 import { RefundsService } from '../payments/refunds.service';
 import { saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
-import { API_PIX } from '../providers/api-pix/api-pix.provider';
-import { PixProvider, PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
+import { PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesRepository } from '../sales/sales.repository';
 import { PixReceiptsRepository, ReceiptOutcome, ReceiptRow } from './pix-receipts.repository';
 
-/** Notifications claimed at once: a Pix notified while a batch is checked waits for at most this many look-ups at the PSP. */
-const INBOX_BATCH = 10;
+/** Pending returns looked at per pass. */
 const RETURNS_BATCH = 100;
 
 /** Why each Pix that belongs to no sale goes back to its payer (the return's description). */
@@ -35,7 +34,7 @@ const RETURN_REASONS: Record<Exclude<ReceiptOutcome, 'APPLIED'>, string> = {
  * that belongs to no sale. The returns of sellers' refunds reported with a Pix are applied too.
  */
 @Injectable()
-export class PixReceiptsService {
+export class PixReceiptsService implements OnModuleInit {
   private readonly logger = new Logger(PixReceiptsService.name);
   /** PSP returns of Pix that paid no sale, already reported by this instance (each pass of reconciliation sees them again). */
   private readonly unbookedReported = new Set<string>();
@@ -49,44 +48,30 @@ export class PixReceiptsService {
     private readonly refunds: RefundsService,
     private readonly metrics: MetricsService,
     private readonly providers: ProviderRegistry,
+    private readonly intake: ProviderIntake,
   ) {}
 
-  /** The API Pix PSP whose notifications and Pix these are (this module is its intake). */
-  private get psp(): PixProvider {
-    return this.providers.pix(API_PIX);
-  }
-
   /**
-   * Writes the notified Pix to the inbox (the body is not trusted: each is fetched from the PSP before
-   * anything moves). False, and nothing written, when the ids not waiting yet would take the inbox past
-   * `inboxMax`.
+   * The PSP's notifications of Pix received (`pix`: end-to-end ids), kept by the intake: each fetched from
+   * the PSP (GET /pix/{e2eid}) and applied only as it reports it; an id the PSP does not have (a forged
+   * notification) changes nothing and is counted.
    */
-  async notified(endToEndIds: string[], inboxMax: number): Promise<boolean> {
-    return this.receipts.enqueue(endToEndIds, inboxMax);
+  onModuleInit(): void {
+    this.intake.handle('pix', (provider, endToEndId) => this.settleNotified(provider, endToEndId));
   }
 
-  /** Checks the notifications waiting in the inbox with the PSP and applies what it confirms. How many were checked. */
-  async processInbox(): Promise<number> {
-    const claimed = await this.receipts.claimInbox(INBOX_BATCH);
-    for (const endToEndId of claimed) {
-      try {
-        const pix = await this.psp.findPix(endToEndId);
-        if (pix) await this.apply(pix, 'NOTIFICATION');
-        else {
-          this.metrics.countPixDifference('FORGED_NOTIFICATION');
-          this.logger.warn({ endToEndId }, 'A notification named a Pix the PSP does not have; nothing was done');
-        }
-        await this.receipts.doneInbox(endToEndId);
-      } catch (error) {
-        this.logger.warn({ err: error, endToEndId }, 'Could not check a notified Pix with the PSP; retrying later');
-        await this.receipts.retryInbox(endToEndId).catch(() => undefined);
-      }
+  private async settleNotified(provider: string, endToEndId: string): Promise<void> {
+    const pix = await this.providers.pix(provider).findPix(endToEndId);
+    if (pix) {
+      await this.apply(pix, 'NOTIFICATION', provider);
+      return;
     }
-    return claimed.length;
+    this.metrics.countPixDifference('FORGED_NOTIFICATION');
+    this.logger.warn({ endToEndId, provider }, 'A notification named a Pix the PSP does not have; nothing was done');
   }
 
   /** A Pix the PSP confirmed: its receipt and effect once, its return asked for when it belongs to no sale, the returns it carries applied. */
-  async apply(pix: ReceivedPix, seenBy: ReceiptRow['seenBy']): Promise<ReceiptRow> {
+  async apply(pix: ReceivedPix, seenBy: ReceiptRow['seenBy'], provider: string): Promise<ReceiptRow> {
     const receipt = await this.dataSource.transaction(async (manager) => {
       const known = await this.receipts.findForUpdate(pix.endToEndId, manager);
       if (known) return known;
@@ -95,12 +80,12 @@ export class PixReceiptsService {
       const saleId = saleIdOfTxid(pix.txid) ?? recurringSaleId;
       const [sale] = saleId === null ? [] : await this.sales.findByIdsForUpdate([saleId], manager);
       const ours =
-        sale && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.provider === this.psp.name && sale.externalTransactionId === pix.txid) ? sale : null;
+        sale && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.provider === provider && sale.externalTransactionId === pix.txid) ? sale : null;
       // The same Pix applied already by another path (Pix Automático's charge, fetched from /cobr): recorded, nothing moves.
       const alreadyApplied = ours !== null && ours.pixEndToEndId === pix.endToEndId;
       const outcome = alreadyApplied ? 'APPLIED' : outcomeOf(ours, pix);
       const written = await this.receipts.insert(
-        { provider: this.psp.name, endToEndId: pix.endToEndId, txid: pix.txid, amountCents: pix.amountCents, paidAt: pix.paidAt, saleId: ours?.id ?? null, sellerId: ours?.sellerId ?? null, outcome, seenBy },
+        { provider, endToEndId: pix.endToEndId, txid: pix.txid, amountCents: pix.amountCents, paidAt: pix.paidAt, saleId: ours?.id ?? null, sellerId: ours?.sellerId ?? null, outcome, seenBy },
         manager,
       );
       if (alreadyApplied) {
@@ -186,7 +171,7 @@ export class PixReceiptsService {
       try {
         if (receipt.returnRequestedAt === null) await this.requestReturn(receipt);
         else {
-          const answer = await this.psp.findReturn(receipt.endToEndId, receipt.returnId as string);
+          const answer = await this.providers.pix(receipt.provider).findReturn(receipt.endToEndId, receipt.returnId as string);
           if (answer) await this.applyReturn(answer, receipt.endToEndId);
         }
       } catch (error) {
@@ -198,7 +183,7 @@ export class PixReceiptsService {
 
   private async requestReturn(receipt: ReceiptRow): Promise<void> {
     try {
-      const answer = await this.psp.requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
+      const answer = await this.providers.pix(receipt.provider).requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
       if (answer.status === 'EM_PROCESSAMENTO') await this.receipts.setReturn(receipt.id, 'PENDING', null);
       else await this.applyReturn(answer, receipt.endToEndId);
     } catch (error) {

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { ProviderIntake } from '../intake/provider-intake.service';
 import { RefundsService } from '../payments/refunds.service';
 import { API_PIX } from '../providers/api-pix/api-pix.provider';
 import { PixProvider, ReceivedPix } from '../providers/pix-provider.port';
@@ -44,6 +45,7 @@ export class PixReconciliationService {
     private readonly pix: PixReceiptsService,
     private readonly refunds: RefundsService,
     private readonly providers: ProviderRegistry,
+    private readonly intake: ProviderIntake,
     private readonly config: AppConfig,
   ) {}
 
@@ -63,7 +65,7 @@ export class PixReconciliationService {
       const known = await this.receipts.known(received.map((pix) => pix.endToEndId));
       // A Pix whose notification just came and waits in the inbox is not a lost one: the inbox worker applies
       // it. Once a check of it has failed, reconciliation applies it like any other.
-      const notified = await this.receipts.notifiedUnchecked(received.filter((pix) => !known.has(pix.endToEndId)).map((pix) => pix.endToEndId));
+      const notified = await this.intake.notifiedUnchecked(this.psp.name, 'pix', received.filter((pix) => !known.has(pix.endToEndId)).map((pix) => pix.endToEndId));
       let applied = 0;
       let failed = 0;
       for (const pix of received) {
@@ -73,7 +75,7 @@ export class PixReconciliationService {
         try {
           if (known.has(pix.endToEndId)) for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
           else {
-            await this.pix.apply(pix, 'RECONCILIATION');
+            await this.pix.apply(pix, 'RECONCILIATION', this.psp.name);
             applied += 1;
           }
         } catch (error) {
@@ -106,7 +108,7 @@ export class PixReconciliationService {
     for (const pix of withReturns) {
       try {
         if (known.has(pix.endToEndId)) for (const returned of pix.returns) await this.pix.applyReturn(returned, pix.endToEndId);
-        else await this.pix.apply(pix, 'RECONCILIATION');
+        else await this.pix.apply(pix, 'RECONCILIATION', this.psp.name);
       } catch (error) {
         failed += 1;
         this.logger.warn({ err: error, endToEndId: pix.endToEndId }, 'The sweep for returns could not apply a Pix or its returns; the next sweep tries again');

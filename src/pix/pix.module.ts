@@ -1,5 +1,5 @@
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { Module } from '@nestjs/common';
+import { IntakeModule } from '../intake/intake.module';
 import { LedgerModule } from '../ledger/ledger.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { PaymentsModule } from '../payments/payments.module';
@@ -9,24 +9,15 @@ import { PixAdminController } from './pix-admin.controller';
 import { PixReceiptsRepository } from './pix-receipts.repository';
 import { PixReceiptsService } from './pix-receipts.service';
 import { PixReconciliationService } from './pix-reconciliation.service';
-import { PixWebhookMiddleware } from './pix-webhook.middleware';
-import { PixInboxWorker, PixScheduler } from './pix.scheduler';
+import { PixScheduler } from './pix.scheduler';
 
 /**
- * What comes from the PIX provider: the PSP's notifications (the webhook at API_PIX_WEBHOOK_URL's path,
- * served only with PIX_PROVIDER=api-pix; its /rec and /cobr only with Pix Automático configured), the Pix received applied or returned, reconciliation and its
- * report for the operator.
+ * What comes from the API Pix PSP: the Pix it reports (notified through the one intake, src/intake, or
+ * found by reconciliation) applied or returned, reconciliation and its report for the operator.
  */
 @Module({
-  imports: [PaymentsModule, SalesModule, LedgerModule, ProvidersModule, MetricsModule],
+  imports: [PaymentsModule, SalesModule, LedgerModule, ProvidersModule, MetricsModule, IntakeModule],
   controllers: [PixAdminController],
-  providers: [PixReceiptsRepository, PixReceiptsService, PixReconciliationService, PixInboxWorker, PixScheduler, PixWebhookMiddleware],
+  providers: [PixReceiptsRepository, PixReceiptsService, PixReconciliationService, PixScheduler],
 })
-export class PixModule implements NestModule {
-  constructor(private readonly config: AppConfig) {}
-
-  configure(consumer: MiddlewareConsumer): void {
-    const paths = this.config.apiPixWebhookPaths;
-    if (paths) consumer.apply(PixWebhookMiddleware).forRoutes(...Object.values(paths).map((path) => ({ path, method: RequestMethod.POST })));
-  }
-}
+export class PixModule {}

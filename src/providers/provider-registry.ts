@@ -4,6 +4,7 @@ import { InvalidEnvironmentError } from '../config/env.schema';
 import { DomainError } from '../domain/domain-error';
 import { AutomaticPixProvider } from './automatic-pix.port';
 import { BoletoProvider, CardProvider } from './card-provider.port';
+import { NotificationSource } from './notifications.port';
 import { PayoutProvider } from './payout-provider.port';
 import { PixProvider } from './pix-provider.port';
 
@@ -19,17 +20,19 @@ export interface ProviderAdapters {
   readonly pix?: PixProvider;
   readonly automaticPix?: AutomaticPixProvider;
   readonly payout?: PayoutProvider;
+  /** Where and how the provider notifies (the one intake, src/intake). */
+  readonly notifications?: NotificationSource;
 }
 
 /** The adapters of every provider this instance can build (providers.module.ts). */
 export const PROVIDER_ADAPTERS = Symbol('PROVIDER_ADAPTERS');
 
-type Port = 'card' | 'boleto' | 'pix' | 'automaticPix' | 'payout';
+type Port = 'card' | 'boleto' | 'pix' | 'automaticPix' | 'payout' | 'notifications';
 
 /** The port each rail's new records are made through. */
 const RAIL_PORT: Record<ProviderRail, Port> = { PIX: 'pix', CARD: 'card', BOLETO: 'boleto', PAYOUT: 'payout' };
 
-const PORT_WORDS: Record<Port, string> = { card: 'card payments', boleto: 'boletos', pix: 'PIX', automaticPix: 'Pix Automático', payout: 'payouts' };
+const PORT_WORDS: Record<Port, string> = { card: 'card payments', boleto: 'boletos', pix: 'PIX', automaticPix: 'Pix Automático', payout: 'payouts', notifications: 'notifications' };
 
 /**
  * The configured providers, resolved by the name each record carries. New records go to their rail's

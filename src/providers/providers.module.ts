@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { ApiPixClient } from './api-pix/api-pix.client';
 import { ApiPixAutomaticProvider } from './api-pix/api-pix-automatic.provider';
 import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
+import { ApiPixNotifications } from './api-pix/api-pix.notifications';
 import { PROVIDER_ADAPTERS, ProviderAdapters, ProviderRegistry } from './provider-registry';
 import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
@@ -66,12 +67,15 @@ function apiPixClient(config: AppConfig): ApiPixClient {
 })
 export class ProvidersModule {}
 
-/** The API Pix PSP's adapters: PIX, and Pix Automático when its receiving account is configured. */
+/** The API Pix PSP's adapters: PIX, Pix Automático when its receiving account is configured, and its notifications. */
 function apiPixAdapters(client: ApiPixClient, config: AppConfig): ProviderAdapters {
   const account = config.apiPix.receiverAccount;
+  const pix = new ApiPixProvider(client, config.apiPix.receiverKey);
+  const automaticPix = account ? new ApiPixAutomaticProvider(client, account) : null;
   return {
     name: API_PIX,
-    pix: new ApiPixProvider(client, config.apiPix.receiverKey),
-    ...(account ? { automaticPix: new ApiPixAutomaticProvider(client, account) } : {}),
+    pix,
+    ...(automaticPix ? { automaticPix } : {}),
+    notifications: new ApiPixNotifications(config.apiPix.webhookUrl, config.apiPix.inboxMax, pix, automaticPix),
   };
 }

@@ -47,7 +47,7 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
   };
   const transaction = async (id: number) => (await t.http.get(`/api/transactions/${id}`).set(seller.headers).expect(200)).body;
   const forgedIds = (count: number) => Array.from({ length: count }, () => randomBytes(16).toString('hex'));
-  const waiting = async (ids: string[]) => (await t.db.query(`SELECT count(*)::int AS n FROM pix_inbox WHERE end_to_end_id = ANY($1::varchar[])`, [ids]))[0].n as number;
+  const waiting = async (ids: string[]) => (await t.db.query(`SELECT count(*)::int AS n FROM provider_inbox WHERE kind = 'pix' AND object_id = ANY($1::varchar[])`, [ids]))[0].n as number;
   const logText = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
 
   it('never writes the secret path segment in a log line or a metric label', async () => {
@@ -79,7 +79,7 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
       'POST /psp/notifications/[redacted]/pix 400',
       'POST /psp/notifications/[redacted]/other 404',
     ]);
-    expect(lines.some((line) => line.includes('Webhooks registered with the PSP') && line.includes('"paths":["/psp/notifications/:secret/pix"]'))).toBe(true);
+    expect(lines.some((line) => line.includes('Webhooks registered with the provider') && line.includes('"paths":["/psp/notifications/:secret/pix"]'))).toBe(true);
   });
 
   it('refuses a notification naming more than 100 Pix with 400 and keeps none of them', async () => {
@@ -94,7 +94,7 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
     const txid = `GWREC${randomBytes(11).toString('hex')}`;
     await t.http.post(`${webhookPath}/rec`).send({ recs: [{ idRec, status: 'APROVADA' }] }).expect(404);
     await t.http.post(`${webhookPath}/cobr`).send({ cobsr: [{ txid, idRec }] }).expect(404);
-    const kept = await t.db.query(`SELECT count(*)::int AS n FROM automatic_pix_inbox WHERE resource_id = ANY($1::varchar[])`, [[idRec, txid]]);
+    const kept = await t.db.query(`SELECT count(*)::int AS n FROM provider_inbox WHERE kind IN ('rec', 'cobr') AND object_id = ANY($1::varchar[])`, [[idRec, txid]]);
     expect(kept[0].n).toBe(0);
   });
 
@@ -128,14 +128,14 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
     await t.db.query(`UPDATE pix_reconciliation_cursor SET claimed_at = now() WHERE id = 1`);
     const pix = await psp.pay((await transaction(sale.id)).externalTransactionId, { notify: 'never' });
     // Kept two minutes ago, never checked: claimed by an instance that hangs (its lease still runs).
-    await t.db.query(`INSERT INTO pix_inbox (end_to_end_id, received_at, next_attempt_at, claimed_at) VALUES ($1, now() - interval '2 minutes', now() - interval '2 minutes', now())`, [
+    await t.db.query(`INSERT INTO provider_inbox (provider, kind, object_id, received_at, next_attempt_at, claimed_at) VALUES ('api-pix', 'pix', $1, now() - interval '2 minutes', now() - interval '2 minutes', now())`, [
       pix.endToEndId,
     ]);
     await t.db.query(`UPDATE pix_reconciliation_cursor SET claimed_at = NULL WHERE id = 1`);
     await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'reconciliation to apply the Pix', 8000);
     const [receipt] = await t.db.query(`SELECT outcome, seen_by FROM pix_receipts WHERE end_to_end_id = $1`, [pix.endToEndId]);
     expect(receipt).toEqual({ outcome: 'APPLIED', seen_by: 'RECONCILIATION' });
-    await t.db.query(`DELETE FROM pix_inbox WHERE end_to_end_id = $1`, [pix.endToEndId]);
+    await t.db.query(`DELETE FROM provider_inbox WHERE kind = 'pix' AND object_id = $1`, [pix.endToEndId]);
   });
 });
 
@@ -158,12 +158,12 @@ describe('The PSP webhook with Pix Automático configured (issue 35, M4)', () =>
   });
 
   const recurrenceId = () => `RR12345678${new Date().toISOString().slice(0, 10).replace(/-/g, '')}${randomBytes(6).toString('hex').slice(0, 11)}`;
-  const kept = async (ids: string[]) => (await t.db.query(`SELECT count(*)::int AS n FROM automatic_pix_inbox WHERE resource_id = ANY($1::varchar[])`, [ids]))[0].n as number;
+  const kept = async (ids: string[]) => (await t.db.query(`SELECT count(*)::int AS n FROM provider_inbox WHERE kind IN ('rec', 'cobr') AND object_id = ANY($1::varchar[])`, [ids]))[0].n as number;
 
   it('bounds each inbox on its own: /rec full answers 503 and keeps nothing new, an id already waiting is taken again, /cobr still takes its own', async () => {
     // The /rec inbox full: API_PIX_INBOX_MAX recurrences waiting, due in an hour (the worker leaves them alone).
     const waitingIds = Array.from({ length: INBOX_MAX }, recurrenceId);
-    await t.db.query(`INSERT INTO automatic_pix_inbox (kind, resource_id, next_attempt_at) SELECT 'rec', unnest($1::varchar[]), now() + interval '1 hour'`, [waitingIds]);
+    await t.db.query(`INSERT INTO provider_inbox (provider, kind, object_id, next_attempt_at) SELECT 'api-pix', 'rec', unnest($1::varchar[]), now() + interval '1 hour'`, [waitingIds]);
     try {
       const fresh = recurrenceId();
       const refused = await t.http.post(`${webhookPath}/rec`).send({ recs: [{ idRec: fresh, status: 'APROVADA' }] }).expect(503);
@@ -175,7 +175,7 @@ describe('The PSP webhook with Pix Automático configured (issue 35, M4)', () =>
       const txid = `GWREC${randomBytes(11).toString('hex')}`;
       await t.http.post(`${webhookPath}/cobr`).send({ cobsr: [{ txid, idRec: fresh }] }).expect(200);
     } finally {
-      await t.db.query(`DELETE FROM automatic_pix_inbox WHERE resource_id = ANY($1::varchar[])`, [waitingIds]);
+      await t.db.query(`DELETE FROM provider_inbox WHERE kind IN ('rec', 'cobr') AND object_id = ANY($1::varchar[])`, [waitingIds]);
     }
   });
 });

@@ -111,7 +111,7 @@ describe('PIX through API Pix (issue 21)', () => {
     const sale = await createPixSale({ amount: 8000 });
     const forged = randomBytes(16).toString('hex');
     await t.http.post(`${webhookPath}/pix`).send({ pix: [{ endToEndId: forged, txid: await txidOf(sale.id), valor: '80.00', horario: new Date().toISOString() }] }).expect(200);
-    await eventually(async () => (await t.db.query(`SELECT count(*)::int AS n FROM pix_inbox WHERE end_to_end_id = $1`, [forged]))[0].n, (n) => n === 0, 'the notification checked');
+    await eventually(async () => (await t.db.query(`SELECT count(*)::int AS n FROM provider_inbox WHERE kind = 'pix' AND object_id = $1`, [forged]))[0].n, (n) => n === 0, 'the notification checked');
     expect(await receipt(forged)).toBeUndefined();
     expect((await transaction(sale.id)).status).toBe('PENDENTE');
     await t.http.post(`${webhookPath}/pix`).send({ pix: 'nothing' }).expect(400);

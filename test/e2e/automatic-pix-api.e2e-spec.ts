@@ -220,7 +220,7 @@ describe('Pix Automático through API Pix (issue 22)', () => {
   }, 60_000);
 
   const waiting = async (resourceId: string) =>
-    (await t.db.query(`SELECT attempts FROM automatic_pix_inbox WHERE resource_id = $1`, [resourceId]))[0] as { attempts: number } | undefined;
+    (await t.db.query(`SELECT attempts FROM provider_inbox WHERE object_id = $1`, [resourceId]))[0] as { attempts: number } | undefined;
 
   it('a /rec notification is kept before its 200 and applied from the store: the PSP failing every check of it loses nothing, it is retried', async () => {
     const sale = await create('MONTHLY');
@@ -248,7 +248,7 @@ describe('Pix Automático through API Pix (issue 22)', () => {
     // The payer's bank pays, the PSP's notification never comes: what it would have stored is stored by hand.
     await psp.payRecurringCharge(txidOfRenewal(renewal.id), { notify: 'never' });
     // (An earlier notification of the charge, its activation, may still be waiting: the same row, applied the same way.)
-    await t.db.query(`INSERT INTO automatic_pix_inbox (kind, resource_id) VALUES ('cobr', $1) ON CONFLICT (kind, resource_id) DO NOTHING`, [txidOfRenewal(renewal.id)]);
+    await t.db.query(`INSERT INTO provider_inbox (provider, kind, object_id) VALUES ('api-pix', 'cobr', $1) ON CONFLICT (provider, kind, object_id) DO NOTHING`, [txidOfRenewal(renewal.id)]);
     await eventually(() => statusOf(renewal.id), (status) => status === 'PAGO', 'the renewal paid from the stored notification');
     await eventually(() => waiting(txidOfRenewal(renewal.id)), (row) => row === undefined, 'the notification done');
   }, 60_000);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { notifiedAutomaticIds, notifiedEndToEndIds } from './pix-webhook.middleware';
+import { notifiedAutomaticIds, notifiedEndToEndIds } from './api-pix.notifications';
 
 const e2eId = 'E12345678202611251200abcdefghijk';
 
