@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RefundsService } from '../payments/refunds.service';
 import { PIX_PROVIDER, PixProvider, ReceivedPix } from '../providers/pix-provider.port';
+import { SalesRepository } from '../sales/sales.repository';
 import { ReconciliationDifference, ReconciliationReport } from './dto/reconciliation.dto';
 import { PixReceiptsRepository } from './pix-receipts.repository';
 import { PixReceiptsService } from './pix-receipts.service';
@@ -39,6 +40,7 @@ export class PixReconciliationService {
 
   constructor(
     private readonly receipts: PixReceiptsRepository,
+    private readonly sales: SalesRepository,
     private readonly pix: PixReceiptsService,
     private readonly refunds: RefundsService,
     @Inject(PIX_PROVIDER) private readonly provider: PixProvider,
@@ -116,7 +118,7 @@ export class PixReconciliationService {
     for (const { id, txid } of open) {
       try {
         await this.provider.removeCharge(txid);
-        await this.receipts.markChargeClosed(id);
+        await this.sales.markPixChargeClosedNow(id);
         closed += 1;
       } catch (error) {
         this.logger.warn({ err: error, saleId: id }, 'Could not remove a cancelled sale’s charge at the PSP; retrying later');
