@@ -362,5 +362,3 @@ module.exports = {
     },
   },
 };
-
-module.exports.sqlWrites = sqlWrites;
