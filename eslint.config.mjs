@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import tableOwnership from './eslint-rules/table-ownership.cjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '*.js', '*.mjs'] },
@@ -36,6 +37,13 @@ export default tseslint.config(
         { selector: "CallExpression[callee.property.name='toFixed']", message: 'Convert money in src/domain/money.ts only.' },
       ],
     },
+  },
+  {
+    // A table is written only by its owning module's repository: the map is eslint-rules/table-owners.json.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.spec.ts'],
+    plugins: { 'table-ownership': tableOwnership },
+    rules: { 'table-ownership/writes-through-owner': 'error' },
   },
   {
     files: ['src/main.ts', 'src/cli.ts', 'src/ledger/ledger-verify.ts', 'test/**/*.ts', 'scripts/**/*.ts'],

@@ -31,7 +31,7 @@ import { MoneyPipeline } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
 
 const BATCH = 200;
-/** Recurring charges claimed at a time for sending (see CHARGE_SEND: the lease must outlast their sends). */
+/** Recurring charges claimed at a time for sending (see AUTOMATIC_PIX_CHARGE_SEND in sales.repository.ts: the lease must outlast their sends). */
 const SEND_BATCH = 10;
 
 /** What the Pix Automático jobs did in one pass. */
@@ -119,11 +119,11 @@ export class AutomaticPixService implements OnModuleInit {
   /** One pass of the jobs at `now`, for one seller or all: charges sent, open ones and pending authorizations asked about, stopped ones closed at the PSP. */
   async runDueWork(now: Date, sellerId: number | null): Promise<AutomaticPixSummary> {
     const summary: AutomaticPixSummary = { chargesSent: 0, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 };
-    for (const id of await this.repository.claimAuthorizationsToCheck(sellerId, BATCH)) {
+    for (const id of await this.subscriptions.claimAutomaticPixAuthorizationsToCheck(sellerId, BATCH)) {
       if (await this.syncAuthorization(id, now).catch((error: unknown) => this.failed(error, 'authorization', id))) summary.authorizationsChanged += 1;
     }
     summary.chargesSent = await this.sendDue(now, sellerId);
-    for (const charge of await this.repository.claimOpenCharges(sellerId, BATCH)) {
+    for (const charge of await this.repository.charges(await this.sales.claimOpenAutomaticPixCharges(sellerId, BATCH))) {
       const outcome = await this.syncCharge(charge, now).catch((error: unknown) => this.failed(error, 'charge', charge.saleId));
       if (outcome === 'SETTLED') summary.chargesSettled += 1;
       if (outcome === 'RETRY_ASKED') summary.retriesAsked += 1;
@@ -175,7 +175,7 @@ export class AutomaticPixService implements OnModuleInit {
       await this.dataSource.transaction(async (manager) => {
         const [locked] = await this.subscriptions.findByIdsForUpdate([subscriptionId], manager);
         if (!locked || locked.automaticPixStatus !== subscription.automaticPixStatus) return;
-        await this.repository.saveAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, now, manager);
+        await this.subscriptions.saveAutomaticPixAuthorization(subscriptionId, { status: 'CANCELLED', endedAt: now, endReason: 'Subscription ended by the seller' }, now, manager);
         await this.announceAuthorization(manager, locked, now);
       });
       return true;
@@ -207,13 +207,13 @@ export class AutomaticPixService implements OnModuleInit {
       // Every postback of this change carries the subscription as it is after it (issue 35): read again once the authorization is saved.
       const saved = async () => (await this.subscriptions.findByIdsForUpdate([subscriptionId], manager))[0];
       if (outcome === 'AUTHORIZED') {
-        await this.repository.saveAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, now, manager);
+        await this.subscriptions.saveAutomaticPixAuthorization(subscriptionId, { status: 'AUTHORIZED', authorizedAt: state.changedAt }, now, manager);
         const locked = await saved();
         if (locked.status === 'PENDING' && locked.automaticPixJourney === 'JOURNEY_2' && opening !== null) {
           // The trial starts with the authorization; the first charge is collected when it ends.
           const trialEndsAt = addDays(now, locked.trialDays);
           const dates = automaticChargeDates(trialEndsAt);
-          await this.repository.scheduleFirstCharge(opening, dates.dueDate, dates.expiresAt, manager);
+          await this.sales.scheduleAutomaticPixFirstCharge(opening, dates.dueDate, dates.expiresAt, manager);
           await this.pipeline.commit(
             manager,
             {
@@ -232,9 +232,9 @@ export class AutomaticPixService implements OnModuleInit {
         await this.announceAuthorization(manager, before, now);
         return;
       }
-      await this.repository.saveAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, now, manager);
+      await this.subscriptions.saveAutomaticPixAuthorization(subscriptionId, { status: outcome, endedAt: state.changedAt, endReason: endReason(state) }, now, manager);
       if (fallbackPix && opening !== null) {
-        await this.repository.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
+        await this.sales.becomePlainPix(opening, { ...fallbackPix, pixCode: fallbackPix.pixCode as string, pixReceiverKey: fallbackPix.pixReceiverKey as string, externalTransactionId: fallbackPix.externalTransactionId as string }, manager);
       }
       const byPayer = state.cancelledBy === 'USUARIO_PAGADOR' || state.cancelledBy === 'PSP_PAGADOR';
       if (outcome === 'CANCELLED' && byPayer && !isFinalSubscriptionStatus(before.status)) {
@@ -281,7 +281,7 @@ export class AutomaticPixService implements OnModuleInit {
     let sent = 0;
     try {
       let looked = 0;
-      for (let claimed = await this.repository.claimChargesToSend(sendBy, sellerId, SEND_BATCH); claimed.length > 0; claimed = await this.repository.claimChargesToSend(sendBy, sellerId, SEND_BATCH)) {
+      for (let claimed = await this.claimChargesToSend(sendBy, sellerId); claimed.length > 0; claimed = await this.claimChargesToSend(sendBy, sellerId)) {
         for (const charge of claimed) {
           const outcome = await this.sendOne(charge, now);
           if (outcome === 'SENT') sent += 1;
@@ -291,9 +291,14 @@ export class AutomaticPixService implements OnModuleInit {
         if (looked >= BATCH) break;
       }
     } finally {
-      await this.repository.releaseChargesToSend(failed).catch((error: unknown) => this.failed(error, 'release of charges not sent', failed[0]));
+      await this.sales.releaseAutomaticPixChargesToSend(failed).catch((error: unknown) => this.failed(error, 'release of charges not sent', failed[0]));
     }
     return sent;
+  }
+
+  /** Up to SEND_BATCH charges due to be sent by `sendBy`, each claimed (leased on its sale), as the jobs read them. */
+  private async claimChargesToSend(sendBy: string, sellerId: number | null): Promise<AutomaticCharge[]> {
+    return this.repository.charges(await this.sales.claimAutomaticPixChargesToSend(sendBy, sellerId, SEND_BATCH));
   }
 
   /** One claimed charge: sent to the PSP, fallen back to a QR, or failed (its lease given back at the end of the pass). */
@@ -309,7 +314,7 @@ export class AutomaticPixService implements OnModuleInit {
           amountCents: sale.amountCents,
           description: `Renewal of subscription ${charge.subscriptionId}`,
         });
-        await this.repository.markSent(charge.saleId, now);
+        await this.sales.markAutomaticPixSent(charge.saleId, now);
         return 'SENT';
       }
       if (charge.authorization !== 'PENDING') await this.fallBackToQr(charge, now);
@@ -347,7 +352,7 @@ export class AutomaticPixService implements OnModuleInit {
     const date = nextRetryDate(charge.dueDate, charge.retries, now, firstAttempt);
     if (date === null) return null;
     await provider.requestRetry(state.txid, date);
-    await this.repository.markRetryAsked(charge.saleId, charge.retries + 1);
+    await this.sales.markAutomaticPixRetryAsked(charge.saleId, charge.retries + 1);
     return 'RETRY_ASKED';
   }
 
@@ -356,7 +361,7 @@ export class AutomaticPixService implements OnModuleInit {
     for (const charge of await this.repository.chargesToCancel(sellerId, BATCH)) {
       try {
         await this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).cancelRecurringCharge(recurringChargeTxid(charge.saleId));
-        await this.repository.markChargeClosed(charge.saleId, now);
+        await this.sales.markPixChargeClosed(charge.saleId, now);
       } catch (error) {
         this.failed(error, 'cancellation of the charge', charge.saleId);
       }
@@ -381,7 +386,7 @@ export class AutomaticPixService implements OnModuleInit {
       now,
     );
     await this.dataSource.transaction((manager) =>
-      this.repository.becomePlainPix(
+      this.sales.becomePlainPix(
         charge.saleId,
         { pixCode: pix.pixCode as string, pixReceiverKey: pix.pixReceiverKey as string, externalTransactionId: pix.externalTransactionId as string, expiresAt: pix.expiresAt },
         manager,

@@ -91,7 +91,7 @@ export class RefundsService {
         { saleId, sellerId, amountCents, ...split, provider: sale.provider },
         manager,
       );
-      await this.refunds.addRefunded(saleId, amountCents, manager);
+      await this.sales.addRefunded(saleId, amountCents, manager);
       await this.ledger.post(manager, [{ sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundRequestedEffect(split), provider: sale.provider }]);
       await this.announce(manager, sale, refund, null, now);
       await this.idempotency.attachResource(manager, idempotent, refund.id);
@@ -180,7 +180,7 @@ export class RefundsService {
       await this.refunds.finish(refundId, status, returnId, reason, manager);
       const finished: RefundRow = { ...refund, status, returnId: returnId ?? refund.returnId, failureReason: reason, completedAt: now, updatedAt: now };
       if (status === 'FAILED') {
-        await this.refunds.addRefunded(saleId, -refund.amountCents, manager);
+        await this.sales.addRefunded(saleId, -refund.amountCents, manager);
         await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundFailedEffect(refund), provider: sale.provider }]);
         await this.announce(manager, sale, finished, 'PENDING', now);
         return;
@@ -224,7 +224,7 @@ export class RefundsService {
         manager,
       );
       if (!refund) return null;
-      await this.refunds.addRefunded(saleId, returned.amountCents, manager);
+      await this.sales.addRefunded(saleId, returned.amountCents, manager);
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.provider }]);
       await this.announce(manager, sale, refund, null, now);
       await this.countCompleted(manager, { ...sale, refundedCents: cents(sale.refundedCents + returned.amountCents) }, returned.amountCents, now);
@@ -264,7 +264,7 @@ export class RefundsService {
    * sale moved to ESTORNADO once its completed refunds cover it (the reversal then moves what they left).
    */
   private async countCompleted(manager: EntityManager, sale: SaleEntity, amountCents: Cents, now: Date): Promise<void> {
-    const completedCents = await this.refunds.addCompleted(sale.id, amountCents, manager);
+    const completedCents = await this.sales.addRefundCompleted(sale.id, amountCents, manager);
     if (refundsCoverSale(sale, completedCents)) {
       await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
     }

@@ -139,8 +139,4 @@ export class PixReceiptsRepository {
     );
     return rows.map((row) => ({ id: row.id, txid: row.external_transaction_id }));
   }
-
-  async markChargeClosed(saleId: number): Promise<void> {
-    await this.dataSource.query(`UPDATE sales SET pix_charge_closed_at = now() WHERE id = $1`, [saleId]);
-  }
 }

@@ -5,6 +5,7 @@ import { RefundsService } from '../payments/refunds.service';
 import { API_PIX } from '../providers/api-pix/api-pix.provider';
 import { PixProvider, ReceivedPix } from '../providers/pix-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
+import { SalesRepository } from '../sales/sales.repository';
 import { ReconciliationDifference, ReconciliationReport } from './dto/reconciliation.dto';
 import { PixReceiptsRepository } from './pix-receipts.repository';
 import { PixReceiptsService } from './pix-receipts.service';
@@ -42,6 +43,7 @@ export class PixReconciliationService {
 
   constructor(
     private readonly receipts: PixReceiptsRepository,
+    private readonly sales: SalesRepository,
     private readonly pix: PixReceiptsService,
     private readonly refunds: RefundsService,
     private readonly providers: ProviderRegistry,
@@ -125,7 +127,7 @@ export class PixReconciliationService {
     for (const { id, txid } of open) {
       try {
         await this.psp.removeCharge(txid);
-        await this.receipts.markChargeClosed(id);
+        await this.sales.markPixChargeClosedNow(id);
         closed += 1;
       } catch (error) {
         this.logger.warn({ err: error, saleId: id }, 'Could not remove a cancelled sale’s charge at the PSP; retrying later');

@@ -109,6 +109,15 @@ const centsOrNull = (value: string | null): Cents | null => (value === null ? nu
  */
 const RECOVERY_LEASE = new Lease({ table: 'sales', column: 'provider_checked_at', duration: '1 minute' });
 
+/** How often an open recurring charge of Pix Automático is asked about (the webhook is the fast path). */
+const AUTOMATIC_PIX_CHARGE_POLL = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '1 minute' });
+/**
+ * A renewal's recurring charge is sent by one instance: the charges due are claimed on the same column,
+ * before they are sent (the poll above leases only sent ones), for ten minutes, ten at a time (each send is
+ * at most three tries of API_PIX_TIMEOUT_MS), so the lease outlasts the work; markAutomaticPixSent gives it back.
+ */
+const AUTOMATIC_PIX_CHARGE_SEND = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '10 minutes' });
+
 @Injectable()
 export class SalesRepository {
   /** The sale's hot writes (a sale's insert, a card sale's reads under lock) in plain SQL. */
@@ -474,5 +483,90 @@ export class SalesRepository {
        SELECT * FROM unnest($1::int[], $2::varchar[], $3::varchar[])`,
       [changes.map((c) => c.saleId), changes.map((c) => c.previous), changes.map((c) => c.status)],
     );
+  }
+
+  // ---- refund totals (RefundsService) ----
+
+  /** Counts a completed refund on its sale: what its completed refunds add up to afterwards. */
+  async addRefundCompleted(saleId: number, amountCents: Cents, manager: EntityManager): Promise<Cents> {
+    const [[row]] = await manager.query(`UPDATE sales SET refund_completed_cents = refund_completed_cents + $2, updated_at = now() WHERE id = $1 RETURNING refund_completed_cents`, [saleId, amountCents]);
+    return cents(Number(row.refund_completed_cents));
+  }
+
+  async addRefunded(saleId: number, deltaCents: number, manager: EntityManager): Promise<void> {
+    await manager.query(`UPDATE sales SET refunded_cents = refunded_cents + $2, updated_at = now() WHERE id = $1`, [saleId, deltaCents]);
+  }
+
+  // ---- charges at the PSP: Pix Automático's recurring charges (AutomaticPixService), closed charges (PixReconciliationService) ----
+
+  /**
+   * Ids of renewals (and journey-2 first charges) whose recurring charge is due to be sent by `sendBy`
+   * (YYYY-MM-DD), not sent yet, each leased (AUTOMATIC_PIX_CHARGE_SEND) so that no other instance sends it meanwhile.
+   * Not the charge of a period a cancellation scheduled at or before its due date never gives (a
+   * journey-2 trial cancelled at its end: nextBillingDate, and so the period's end, is trialEndsAt).
+   */
+  async claimAutomaticPixChargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<number[]> {
+    const claimed = await AUTOMATIC_PIX_CHARGE_SEND.claim(
+      this.dataSource,
+      `SELECT id FROM sales
+        WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL
+          AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND ${AUTOMATIC_PIX_CHARGE_SEND.free()}
+          AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
+                        AND NOT (sub.scheduled_cancellation_date IS NOT NULL AND sales.billing_period = sub.current_period
+                                 AND sub.scheduled_cancellation_date <= sub.period_due_at))
+        ORDER BY automatic_pix_due_date LIMIT $3 FOR UPDATE SKIP LOCKED`,
+      [sendBy, sellerId, limit],
+    );
+    return claimed.map((row) => row.id);
+  }
+
+  /** Gives back the send lease of charges whose sending failed, so that the next pass tries them at once. */
+  async releaseAutomaticPixChargesToSend(saleIds: number[]): Promise<void> {
+    await AUTOMATIC_PIX_CHARGE_SEND.release(this.dataSource, saleIds);
+  }
+
+  /** Ids of sent recurring charges still open (PENDENTE), each leased for a minute so that instances never ask about one together. */
+  async claimOpenAutomaticPixCharges(sellerId: number | null, limit: number): Promise<number[]> {
+    const claimed = await AUTOMATIC_PIX_CHARGE_POLL.claim(
+      this.dataSource,
+      `SELECT id FROM sales WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NOT NULL
+          AND ($1::int IS NULL OR seller_id = $1) AND ${AUTOMATIC_PIX_CHARGE_POLL.free()}
+        ORDER BY automatic_pix_due_date LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [sellerId, limit],
+    );
+    return claimed.map((row) => row.id);
+  }
+
+  /** The charge is at the PSP: its send lease given back, so that the open-charge poll may ask about it at once. */
+  async markAutomaticPixSent(saleId: number, at: Date): Promise<void> {
+    await this.dataSource.query(`UPDATE sales SET automatic_pix_sent_at = $2, automatic_pix_checked_at = NULL WHERE id = $1 AND automatic_pix_sent_at IS NULL`, [saleId, at]);
+  }
+
+  async markAutomaticPixRetryAsked(saleId: number, retries: number): Promise<void> {
+    await this.dataSource.query(`UPDATE sales SET automatic_pix_retries = $2 WHERE id = $1`, [saleId, retries]);
+  }
+
+  /** The sale's charge is closed at the PSP, at `at` (a recurring charge cancelled there). */
+  async markPixChargeClosed(saleId: number, at: Date): Promise<void> {
+    await this.dataSource.query(`UPDATE sales SET pix_charge_closed_at = $2 WHERE id = $1`, [saleId, at]);
+  }
+
+  /** The sale's charge is closed at the PSP, at the database's now() (a cancelled sale's charge removed there by reconciliation). */
+  async markPixChargeClosedNow(saleId: number): Promise<void> {
+    await this.dataSource.query(`UPDATE sales SET pix_charge_closed_at = now() WHERE id = $1`, [saleId]);
+  }
+
+  /** The sale stops being collected by the PSP (its authorization ended before it was sent): a plain PIX sale from now on. */
+  async becomePlainPix(saleId: number, pix: { pixCode: string; pixReceiverKey: string; externalTransactionId: string; expiresAt: Date | null }, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE sales SET automatic_pix_due_date = NULL, pix_code = $2, pix_receiver_key = $3, external_transaction_id = $4, expires_at = $5
+        WHERE id = $1 AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL`,
+      [saleId, pix.pixCode, pix.pixReceiverKey, pix.externalTransactionId, pix.expiresAt],
+    );
+  }
+
+  /** The journey-2 first charge's due date once the trial it waits for started. */
+  async scheduleAutomaticPixFirstCharge(saleId: number, dueDate: string, expiresAt: Date, manager: EntityManager): Promise<void> {
+    await manager.query(`UPDATE sales SET automatic_pix_due_date = $2, expires_at = $3 WHERE id = $1 AND status = 'PENDENTE'`, [saleId, dueDate, expiresAt]);
   }
 }

@@ -11,7 +11,7 @@ import { PlainRows } from '../database/plain-rows';
 import { Lease } from '../database/leases';
 import { containsPattern, countMatching, createdWithin, newestFirstPage, PagePosition } from '../database/list-queries';
 import { addDays } from '../domain/dates';
-import { AUTOMATIC_PIX_LEAD_DAYS } from '../domain/automatic-pix';
+import { AUTOMATIC_PIX_LEAD_DAYS, AutomaticPixStatus } from '../domain/automatic-pix';
 
 /** Statuses the billing no longer charges: stopped (cancelled, paused) or final, from the domain's table. */
 const NOT_BILLED = SUBSCRIPTION_STATUSES.filter((status) => isStopped(status) || isFinalSubscriptionStatus(status));
@@ -36,6 +36,11 @@ const BILLING_DUE_AT = `LEAST(scheduled_cancellation_date,
 
 /** The billing job's lease on a subscription (billing_claimed_at): held while it is billed, a minute if the worker dies. */
 const BILLING_LEASE = new Lease({ table: 'subscriptions', column: 'billing_claimed_at', duration: '1 minute' });
+
+/** How often a Pix Automático authorization still waiting for the payer is asked about (the webhook is the fast path). */
+const AUTOMATIC_PIX_AUTHORIZATION_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 minute' });
+/** An authorized recurrence is asked about hourly: the net under the webhook for a payer who revokes it in their bank. */
+const AUTOMATIC_PIX_AUTHORIZED_POLL = new Lease({ table: 'subscriptions', column: 'automatic_pix_checked_at', duration: '1 hour' });
 
 const UNCLAIMED = `($2::int IS NULL OR seller_id = $2) AND ${BILLING_LEASE.free()} AND id <> ALL($6::int[])`;
 
@@ -300,5 +305,47 @@ export class SubscriptionsRepository {
 
   async releaseClaims(ids: number[]): Promise<void> {
     await BILLING_LEASE.release(this.dataSource, ids);
+  }
+
+  // ---- Pix Automático authorizations (AutomaticPixService) ----
+
+  /**
+   * Subscriptions whose authorization is to be asked about, each leased: those waiting for the payer and
+   * those stopped here whose authorization is still live at the PSP (a minute), and the authorized ones
+   * (an hour).
+   */
+  async claimAutomaticPixAuthorizationsToCheck(sellerId: number | null, limit: number): Promise<number[]> {
+    const pending = await AUTOMATIC_PIX_AUTHORIZATION_POLL.claim(
+      this.dataSource,
+      `SELECT id FROM subscriptions
+        WHERE (automatic_pix_status = 'PENDING' OR (automatic_pix_status = 'AUTHORIZED' AND status IN ('CANCELLED', 'EXPIRED')))
+          AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND ${AUTOMATIC_PIX_AUTHORIZATION_POLL.free()}
+        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [sellerId, limit],
+    );
+    const authorized = await AUTOMATIC_PIX_AUTHORIZED_POLL.claim(
+      this.dataSource,
+      `SELECT id FROM subscriptions
+        WHERE automatic_pix_status = 'AUTHORIZED' AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND ${AUTOMATIC_PIX_AUTHORIZED_POLL.free()}
+        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [sellerId, limit],
+    );
+    return [...new Set([...pending, ...authorized].map((row) => row.id))];
+  }
+
+  /** The authorization's new state, in the caller's transaction; the subscription's updated_at is `at` (the change's now, as its postback says). */
+  async saveAutomaticPixAuthorization(
+    subscriptionId: number,
+    change: { status: AutomaticPixStatus; authorizedAt?: Date; endedAt?: Date; endReason?: string },
+    at: Date,
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE subscriptions SET automatic_pix_status = $2, automatic_pix_authorized_at = COALESCE($3, automatic_pix_authorized_at),
+              automatic_pix_ended_at = COALESCE($4, automatic_pix_ended_at), automatic_pix_end_reason = COALESCE($5, automatic_pix_end_reason),
+              updated_at = $6
+        WHERE id = $1`,
+      [subscriptionId, change.status, change.authorizedAt ?? null, change.endedAt ?? null, change.endReason ?? null, at],
+    );
   }
 }
