@@ -25,6 +25,7 @@ import { RecordDisputedAmounts1795560000000 } from './1795560000000-RecordDisput
 import { RecordPspReturnsAndSandboxPayments1795580000000 } from './1795580000000-RecordPspReturnsAndSandboxPayments';
 import { RecordEachRecordsProvider1795590000000 } from './1795590000000-RecordEachRecordsProvider';
 import { UnifyProviderInbox1795595000000 } from './1795595000000-UnifyProviderInbox';
+import { AddSaleStatusChangeAudit1795600000000 } from './1795600000000-AddSaleStatusChangeAudit';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   RecordPspReturnsAndSandboxPayments1795580000000,
   RecordEachRecordsProvider1795590000000,
   UnifyProviderInbox1795595000000,
+  AddSaleStatusChangeAudit1795600000000,
 ];

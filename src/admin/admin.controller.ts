@@ -5,13 +5,17 @@ import { ApiKeysService, Propagation } from '../auth/api-keys.service';
 import { AdminApi } from '../common/decorators/admin-auth.decorator';
 import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
+import { ChargesService } from '../payments/charges.service';
+import { AdminSaleResponse } from '../sales/dto/sale.response';
+import { SalesService } from '../sales/sales.service';
 import { SellerService } from '../seller/seller.service';
 import { AdminSellerResponse, CreatedSellerResponse, InvitationResponse, KeyPairResponse, SettingsDto, SettingsResponse } from './dto/admin.response';
+import { DisputeEventDto } from './dto/dispute-event.dto';
 import { CreateSellerDto, UpdateSellerDto } from './dto/seller-input.dto';
 import { SettingsService } from './settings.service';
 import { ShownOnce } from '../common/decorators/shown-once.decorator';
 
-/** The operator API of platform.md §2: sellers, key pairs and platform settings. */
+/** The operator API of platform.md §2: sellers, key pairs, platform settings, and the disputes reported out of band. */
 @Controller('admin')
 @AdminApi()
 export class AdminController {
@@ -19,6 +23,8 @@ export class AdminController {
     private readonly sellers: SellerService,
     private readonly apiKeys: ApiKeysService,
     private readonly settings: SettingsService,
+    private readonly charges: ChargesService,
+    private readonly sales: SalesService,
   ) {}
 
   @Post('sellers')
@@ -88,6 +94,23 @@ export class AdminController {
   @ApiErrorResponses('account', ['MISSING_FIELDS', 'VALIDATION_ERROR', 'UNAUTHORIZED'])
   updateSettings(@Body() body: SettingsDto): Promise<SettingsResponse> {
     return this.settings.update(body);
+  }
+
+  @Post('sales/:id/events')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Record a dispute reported out of band (a chargeback from the acquirer, a MED from the PSP) on any seller’s sale',
+    description:
+      'The same move as the sandbox’s dispute events, on a sale of any provider (the sandbox or a real PSP): spec 3.1’s transition, its ledger postings ' +
+      'and the seller’s postback. Its status line records that the operator made it, with the reason; a log line says the same. ' +
+      'Answers the sale as the operator sees it: the lookup of spec 2.3 with its sellerId and status history. ' +
+      'MED_LOST on a sale a real PSP holds (PIX_PROVIDER=api-pix) answers 422 NOT_SUPPORTED: the PSP’s own return of the Pix books it.',
+  })
+  @ApiOkResponse({ type: AdminSaleResponse, description: 'The sale after the move' })
+  @ApiErrorResponses('account', ['INVALID_ID', 'MISSING_FIELDS', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'INVALID_TRANSITION', 'NOT_SUPPORTED'])
+  async recordDispute(@Param('id', IdParamPipe) id: number, @Body() body: DisputeEventDto): Promise<AdminSaleResponse> {
+    await this.charges.recordDisputeEvent(id, body.event, body.reason);
+    return this.sales.forOperator(id);
   }
 
   private async sellerWithFees(id: number): Promise<AdminSellerResponse> {

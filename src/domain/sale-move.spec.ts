@@ -1,7 +1,7 @@
 import { DEFAULT_FEE_SCHEDULE, saleFees } from './fees';
 import { cents } from './money';
-import { planOpening, planSaleMove, SaleMoveState } from './sale-move';
-import { SALE_EVENTS, SALE_STATUSES, SALE_TRANSITIONS } from './sale-status';
+import { DISPUTE_STEPS, planOpening, planSaleMove, SaleMoveState } from './sale-move';
+import { DISPUTE_SALE_EVENTS, SALE_EVENTS, SALE_STATUSES, SALE_TRANSITIONS } from './sale-status';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const card: SaleMoveState = {
@@ -127,6 +127,13 @@ describe('planSaleMove on a dispute (issue 35, M2 and L1)', () => {
     expect([seller(reversed.effects, 'BLOCKED'), seller(reversed.effects, 'AVAILABLE')]).toEqual([-fees.reserveAmountCents, fees.reserveAmountCents]);
     // Still pending: PAGO again, the refund's completion moves it on.
     expect(planSaleMove({ ...inDispute, refundCompletedCents: cents(0) }, 'CHARGEBACK_REVERSED', DEFAULT_FEE_SCHEDULE, now).next).toBe('PAGO');
+  });
+});
+
+describe('DISPUTE_SALE_EVENTS (the events the operator records)', () => {
+  it('are exactly the events that open or close a dispute', () => {
+    const disputeSteps = SALE_EVENTS.filter((event) => DISPUTE_STEPS[event] !== 'NONE');
+    expect([...DISPUTE_SALE_EVENTS].sort()).toEqual([...disputeSteps].sort());
   });
 });
 

@@ -19,6 +19,16 @@ export const PROVIDER_SALE_EVENTS = [
   'MED_LOST',
 ] as const;
 
+/**
+ * The dispute events (a card's chargeback, a PIX's MED): besides the sandbox's route, the operator records
+ * them on any provider's sale (POST /admin/sales/{id}/events) while its acquirer or PSP reports them out
+ * of band. domain/sale-move.ts DISPUTE_STEPS says what each does to the sale's dispute.
+ */
+export const DISPUTE_SALE_EVENTS = ['CHARGEBACK_OPENED', 'CHARGEBACK_REVERSED', 'CHARGEBACK_CONFIRMED', 'MED_OPENED', 'MED_WON', 'MED_LOST'] as const satisfies ReadonlyArray<
+  (typeof PROVIDER_SALE_EVENTS)[number]
+>;
+export type DisputeSaleEvent = (typeof DISPUTE_SALE_EVENTS)[number];
+
 /** What moves a sale: the provider events, and the steps of the card flow (sent to the acquirer, then its answer). */
 export const SALE_EVENTS = ['SENT_TO_ACQUIRER', 'ACQUIRER_APPROVED', 'ACQUIRER_REFUSED', ...PROVIDER_SALE_EVENTS] as const;
 export type SaleEvent = (typeof SALE_EVENTS)[number];

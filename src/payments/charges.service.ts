@@ -6,15 +6,15 @@ import { DomainError } from '../domain/domain-error';
 import { FeeSchedule } from '../domain/fees';
 import { Cents } from '../domain/money';
 import { reserveReleaseEffect } from '../domain/sale-ledger';
-import { SaleEvent } from '../domain/sale-status';
+import { DisputeSaleEvent, SaleEvent, SaleStatus } from '../domain/sale-status';
 import { LedgerService } from '../ledger/ledger.service';
 import { chargeReference, CardProvider, ChargeResult } from '../providers/card-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
-import { assertOwnedSale } from '../sales/sales.service';
-import { SaleLookupItem, SalesRepository } from '../sales/sales.repository';
+import { assertOwnedSale, assertSaleExists } from '../sales/sales.service';
+import { SaleLookupItem, SalesRepository, StatusChangeAuthor } from '../sales/sales.repository';
 import { MoneyPipeline, SaleMoveRequest } from './money-pipeline';
 
 /** Rows one scheduler pass handles per kind of work. */
@@ -44,6 +44,25 @@ function answerMove(sale: SaleEntity, charge: ChargeResult | null, items: SaleLo
   return [];
 }
 
+/**
+ * What the operator may not record on a sale's word (422 NOT_SUPPORTED): a lost MED on a sale a real PSP
+ * holds. Losing a MED there is the PSP returning the Pix to the payer, which the gateway books from the
+ * PSP's own evidence (its notification or reconciliation: RefundsService.applyPspReturn) as the seller's
+ * loss; booked first on the operator's word, it would be taken from the seller a second time when that
+ * return is seen, and until then the ledger would hold money out of the PSP that the PSP has not shown
+ * leaving (ledger:verify). A MED's opening and a MED won move no money at the PSP and are recorded.
+ */
+function assertOperatorMayRecord(sale: SaleEntity, event: DisputeSaleEvent): void {
+  const psp = sale.paymentMethod === 'PIX' ? sale.provider : null;
+  if (event === 'MED_LOST' && psp !== null && psp !== 'sandbox') {
+    throw new DomainError(
+      'NOT_SUPPORTED',
+      `Sale ${sale.id} is held by the PSP ${psp}: a lost MED is its return of the Pix, booked from the PSP's own notification or reconciliation ` +
+        '(the sale then shows a refund initiated by the PSP); recording it as well would take it from the seller twice',
+    );
+  }
+}
+
 export interface SaleDueWorkSummary {
   expiredSales: number;
   releasedReserves: number;
@@ -67,9 +86,10 @@ export interface ChargeOutcome {
 /**
  * Everything that happens to sales after their creation, through the money pipeline: the acquirer's
  * answers to card charges (the second commit around a charge, for a sale of the API or a billing
- * batch alike), provider events (the sandbox route), the scheduled expiry and reserve release, the
- * recovery of card sales left between their two commits, and the refunds of charges approved after
- * their subscription stopped. Provider calls are made outside any transaction.
+ * batch alike), provider events (the sandbox route) and the disputes the operator records, the
+ * scheduled expiry and reserve release, the recovery of card sales left between their two commits, and
+ * the refunds of charges approved after their subscription stopped. Provider calls are made outside
+ * any transaction.
  */
 @Injectable()
 export class ChargesService {
@@ -155,13 +175,49 @@ export class ChargesService {
     return moved;
   }
 
-  /** A provider event (sandbox route): the move of spec 3.1 with its balance effect, in one transaction. */
+  /** A provider event on the seller's sale (the sandbox route): moveByEvent's move, the sale answered as its lookup shows it. */
   async applyEvent(sellerId: number, saleId: number, event: SaleEvent, now = new Date()): Promise<TransactionResponse> {
+    const { sale, items } = await this.moveByEvent(saleId, event, { sellerId }, now);
+    return toTransaction(sale, items);
+  }
+
+  /**
+   * A dispute event the operator records on any seller's sale, whichever provider holds it (an acquirer's
+   * chargeback reported in its back office or by file, a MED a PSP notified, until each is integrated):
+   * the same move as the sandbox route's (moveByEvent), its status line signed OPERATOR with `reason`,
+   * and a log line saying who moved what and why once it is committed. The status before and after.
+   * A lost MED on a sale a real PSP holds is refused (assertOperatorMayRecord).
+   */
+  async recordDisputeEvent(saleId: number, event: DisputeSaleEvent, reason: string, now = new Date()): Promise<{ previousStatus: SaleStatus; status: SaleStatus }> {
+    const author = { recordedBy: 'OPERATOR' as const, reason };
+    const admit = (sale: SaleEntity) => assertOperatorMayRecord(sale, event);
+    const { previousStatus, sale } = await this.moveByEvent(saleId, event, { author, admit }, now);
+    this.logger.log(
+      { who: 'operator', saleId, sellerId: sale.sellerId, event, reason, previousStatus, status: sale.status },
+      `The operator recorded ${event} on sale ${saleId}: ${previousStatus} → ${sale.status}`,
+    );
+    return { previousStatus, status: sale.status };
+  }
+
+  /**
+   * An event on a sale, in one transaction: the move of spec 3.1 through the money pipeline (its balance
+   * effect, its postbacks), on the sale locked. `sellerId`: only that seller's sale (403 another's);
+   * `admit`: throws to refuse the move on the sale as locked; `author`: who recorded the move, signed on
+   * its status line. 404 unknown, 409 a move spec 3.1 refuses.
+   */
+  private moveByEvent(
+    saleId: number,
+    event: SaleEvent,
+    scope: { sellerId?: number; admit?: (sale: SaleEntity) => void; author?: StatusChangeAuthor },
+    now: Date,
+  ): Promise<{ previousStatus: SaleStatus; sale: SaleEntity; items: SaleLookupItem[] }> {
     return this.dataSource.transaction(async (manager) => {
       const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
-      assertOwnedSale(sale ?? null, sellerId, saleId);
-      const done = await this.pipeline.commit(manager, { sales: [{ sale, event }] }, now);
-      return toTransaction(done.sales.get(saleId) as SaleEntity, await this.sales.itemsOf(saleId, manager));
+      if (scope.sellerId === undefined) assertSaleExists(sale ?? null, saleId);
+      else assertOwnedSale(sale ?? null, scope.sellerId, saleId);
+      scope.admit?.(sale);
+      const done = await this.pipeline.commit(manager, { sales: [{ sale, event, author: scope.author }] }, now);
+      return { previousStatus: sale.status, sale: done.sales.get(saleId) as SaleEntity, items: await this.sales.itemsOf(saleId, manager) };
     });
   }
 

@@ -14,7 +14,7 @@ import { LedgerPosting, LedgerService } from '../ledger/ledger.service';
 import { NotificationsService, StatusChange } from '../notifications/notifications.service';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
-import { SaleLookupItem, SalesRepository } from '../sales/sales.repository';
+import { SaleLookupItem, SalesRepository, StatusChangeAuthor } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
 import { SubscriptionEntity } from '../subscriptions/entities/subscription.entity';
 import { toSubscription } from '../subscriptions/subscription.presenter';
@@ -27,6 +27,8 @@ export interface SaleMoveRequest {
   extra?: Partial<SaleEntity>;
   /** The sale's items when the caller holds them; read here otherwise (for its postback). */
   items?: SaleLookupItem[];
+  /** Who recorded the move, when it was made on someone's word (the operator's dispute events): signed on its status line. */
+  author?: StatusChangeAuthor;
 }
 
 /** A subscription to move by `event` (or only to change, without one), locked by the caller in this transaction. */
@@ -56,13 +58,14 @@ export interface WorkDone {
   subscriptions: Map<number, SubscriptionEntity>;
 }
 
-/** A sale's move as planned: the sale as locked and as moved, what to save, its postings, its items if held. */
+/** A sale's move as planned: the sale as locked and as moved, what to save, its postings, its items if held, who recorded it if someone did. */
 interface PlannedMove {
   sale: SaleEntity;
   moved: SaleEntity;
   changes: Partial<SaleEntity> & { status: SaleStatus };
   postings: LedgerPosting[];
   items?: SaleLookupItem[];
+  author?: StatusChangeAuthor;
 }
 
 /** A subscription as the unit of work changes it: as locked, as it is now, what to save, its status changes to announce. */
@@ -81,8 +84,9 @@ interface TrackedSubscription {
  * domain (status table, fees, ledger effect), each moves its subscription by the domain's decision,
  * the subscriptions' own moves follow, and a subscription this unit stops has its open charges
  * cancelled in the same unit (their lapse counted on it as it is then). Only then is anything written:
- * the sales with their status lines, the subscriptions, the refund marks, every postback in one
- * statement, each built from the rows as they are saved, and last the ledger postings and balances
+ * the sales with their status lines (signed by whoever recorded a move made on their word), the
+ * subscriptions, the refund marks, every postback in one statement, each built from the rows as they
+ * are saved, and last the ledger postings and balances
  * (their row locks held until the commit, so taken as late as possible). No hook, no
  * call back into a caller, no re-entrance.
  */
@@ -162,13 +166,14 @@ export class MoneyPipeline {
    * status line, its postback and its posting with the balance move ride in the same statement as the
    * sale's conditional write (src/database/cte-statement.ts), so the seller's balances row is locked
    * for that statement only. It can be when the sale has no subscription (nothing to lock or read
-   * first), its items are held (when it has a postback) and `schedules` has its seller. Answers null,
-   * with nothing written, when it cannot be, or when the sale was moved by someone else first or its
+   * first), its items are held (when it has a postback), no one is named as its author (its status line
+   * is signed in a transaction) and `schedules` has its seller. Answers null, with nothing written, when
+   * it cannot be, or when the sale was moved by someone else first or its
    * seller has no balances row: the caller then commits the move in a transaction.
    */
   async commitAlone(manager: EntityManager, request: SaleMoveRequest, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
     const { sale } = request;
-    if (sale.subscriptionId !== null || !schedules.has(sale.sellerId) || (sale.postbackUrl && !request.items)) return null;
+    if (sale.subscriptionId !== null || !schedules.has(sale.sellerId) || (sale.postbackUrl && !request.items) || request.author) return null;
     const move = planMove(request, schedules, now);
     const statement = new CteStatement();
     const posting = this.ledger.prepare(statement, move.postings);
@@ -195,6 +200,10 @@ export class MoneyPipeline {
       );
       const lost = moves.find(({ sale }) => !saved.has(sale.id));
       if (lost) throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
+      await this.sales.signLatestStatusChanges(
+        moves.flatMap(({ sale, moved, author }) => (author ? [{ saleId: sale.id, status: moved.status, author }] : [])),
+        manager,
+      );
     }
     const changed = [...tracked.values()].filter((subscription) => Object.keys(subscription.columns).length > 0);
     // updated_at is the unit's `now`, as each postback's `data` says (issue 35: a postback is the lookup at that moment).
@@ -287,11 +296,11 @@ function step(subscription: TrackedSubscription, event: SubscriptionEvent | null
 }
 
 /** A sale's move planned by the domain (domain/sale-move.ts): what to save, the sale afterwards, its postings. */
-function planMove({ sale, event, extra, items }: SaleMoveRequest, fees: ReadonlyMap<number, FeeSchedule>, now: Date): PlannedMove {
+function planMove({ sale, event, extra, items, author }: SaleMoveRequest, fees: ReadonlyMap<number, FeeSchedule>, now: Date): PlannedMove {
   const plan = planSaleMove(sale, event, feesOf(fees, sale.sellerId), now);
   const changes: Partial<SaleEntity> & { status: SaleStatus } = { ...extra, ...plan.columns, status: plan.next };
   const postings = plan.effects.map((effect) => ({ sellerId: sale.sellerId, referenceType: 'SALE' as const, referenceId: sale.id, effect, provider: sale.provider }));
-  return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, postings, items };
+  return { sale, moved: { ...sale, ...changes } as SaleEntity, changes, postings, items, author };
 }
 
 /** The postbacks of sales moved (from their status before) or opened (from `previous`), with their items. */

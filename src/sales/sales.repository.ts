@@ -20,6 +20,25 @@ export interface SaleFilters {
 }
 
 
+/**
+ * Who recorded a sale's move made on someone's word (its status line's recorded_by and reason): the
+ * operator, for a dispute reported out of band (POST /admin/sales/{id}/events), and why. The gateway's
+ * own moves (a provider's evidence, a job, the seller's API calls, the sandbox) have none.
+ */
+export interface StatusChangeAuthor {
+  recordedBy: 'OPERATOR';
+  reason: string;
+}
+
+/** A line of a sale's status history; recordedBy and reason null for the gateway's own moves. */
+export interface SaleStatusChange {
+  previousStatus: SaleStatus | null;
+  status: SaleStatus;
+  changedAt: Date;
+  recordedBy: StatusChangeAuthor['recordedBy'] | null;
+  reason: string | null;
+}
+
 /** What a lookup answers of a sale (GET /api/transactions/{id}), with its owner. */
 export type SaleLookup = Pick<
   SaleEntity,
@@ -273,10 +292,11 @@ export class SalesRepository {
     return rows.map((row) => ({ day: row.day, amountCents: cents(Number(row.amount)), count: Number(row.count) }));
   }
 
-  /** The sale's status history, oldest first. */
-  statusHistory(saleId: number): Promise<Array<{ previousStatus: SaleStatus | null; status: SaleStatus; changedAt: Date }>> {
+  /** The sale's status history, oldest first, with who recorded each move made on someone's word. */
+  statusHistory(saleId: number): Promise<SaleStatusChange[]> {
     return this.dataSource.query(
-      `SELECT previous_status AS "previousStatus", status, changed_at AS "changedAt" FROM sale_status_changes WHERE sale_id = $1 ORDER BY id`,
+      `SELECT previous_status AS "previousStatus", status, changed_at AS "changedAt", recorded_by AS "recordedBy", reason
+         FROM sale_status_changes WHERE sale_id = $1 ORDER BY id`,
       [saleId],
     );
   }
@@ -439,6 +459,31 @@ export class SalesRepository {
       ),
     );
     return saved;
+  }
+
+  /**
+   * Signs the status line each sale's move just wrote in the caller's transaction (its newest: the sale is
+   * locked by that transaction, so no other line of it can come after) with who recorded the move and why,
+   * in one statement. Throws, and so rolls the move back, if a sale's newest line is not that move's
+   * (not in `status`, or signed already).
+   */
+  async signLatestStatusChanges(lines: Array<{ saleId: number; status: SaleStatus; author: StatusChangeAuthor }>, manager: EntityManager): Promise<void> {
+    if (lines.length === 0) return;
+    const rows: Array<{ sale_id: number }> = await manager.query(
+      `WITH signed AS (
+         UPDATE sale_status_changes c SET recorded_by = v.recorded_by, reason = v.reason
+           FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::varchar[]) AS v(sale_id, status, recorded_by, reason)
+          WHERE c.id = (SELECT max(l.id) FROM sale_status_changes l WHERE l.sale_id = v.sale_id)
+            AND c.status = v.status AND c.recorded_by IS NULL
+          RETURNING c.sale_id)
+       SELECT sale_id FROM signed`,
+      [lines.map((line) => line.saleId), lines.map((line) => line.status), lines.map((line) => line.author.recordedBy), lines.map((line) => line.author.reason)],
+    );
+    if (rows.length !== lines.length) {
+      const signed = new Set(rows.map((row) => row.sale_id));
+      const missed = lines.filter((line) => !signed.has(line.saleId)).map((line) => line.saleId);
+      throw new Error(`No status line of the move to sign for sale(s) ${missed.join(', ')}`);
+    }
   }
 
   /**

@@ -2,17 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { addDays, brazilDate, endOfBrazilDay } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
 import { Cents, cents } from '../domain/money';
-import { TransactionResponse } from './dto/sale.response';
+import { AdminSaleResponse, TransactionResponse } from './dto/sale.response';
 import { SaleQueryDto } from './dto/sale-query.dto';
 import { SaleEntity } from './entities/sale.entity';
 import { SaleListItem, toSaleListItem, toTransaction } from './sale.presenter';
-import { SalesRepository } from './sales.repository';
+import { SaleStatusChange, SalesRepository } from './sales.repository';
 
 export { DEFAULT_BOLETO_DAYS, MINIMUM_SALE_CENTS } from '../domain/sale-request';
 
 /**
  * The seller's sales as read: the lookup (GET /api/transactions/{id}), the list, a sale's status
- * history and the paid sales per day. Sales are written and moved by the payments module
+ * history and the paid sales per day; and any sale as the operator sees it. Sales are written and moved by the payments module
  * (src/payments), the one owner of the money pipeline.
  */
 @Injectable()
@@ -50,9 +50,21 @@ export class SalesService {
   }
 
   /** The sale's status history, oldest first: 404 unknown, 403 another seller's. */
-  async statusHistory(sellerId: number, saleId: number): Promise<Array<{ previousStatus: string | null; status: string; changedAt: Date }>> {
+  async statusHistory(sellerId: number, saleId: number): Promise<SaleStatusChange[]> {
     assertOwnedSale(await this.sales.findById(saleId), sellerId, saleId);
     return this.sales.statusHistory(saleId);
+  }
+
+  /** Any seller's sale as the operator sees it: its lookup, its seller, and its status history with who recorded each move. 404 unknown. */
+  async forOperator(saleId: number): Promise<AdminSaleResponse> {
+    const found = await this.sales.findForLookup(saleId);
+    assertSaleExists(found, saleId);
+    const history = await this.sales.statusHistory(saleId);
+    return {
+      ...toTransaction(found.sale, found.items),
+      sellerId: found.sale.sellerId,
+      statusHistory: history.map((line) => ({ ...line, changedAt: new Date(line.changedAt).toISOString() })),
+    };
   }
 
   /** Paid sales (PAGO now) per Brazilian day over the last `days` days up to `now`, every day listed, oldest first. */
@@ -72,6 +84,11 @@ export class SalesService {
 }
 
 export function assertOwnedSale<T extends Pick<SaleEntity, 'sellerId'>>(sale: T | null, sellerId: number, saleId: number): asserts sale is T {
-  if (!sale) throw new DomainError('NOT_FOUND', `Sale ${saleId} not found`);
+  assertSaleExists(sale, saleId);
   if (sale.sellerId !== sellerId) throw new DomainError('FORBIDDEN', `Sale ${saleId} belongs to another account`);
+}
+
+/** Whatever its seller (the operator's routes): 404 unknown. */
+export function assertSaleExists<T>(sale: T | null, saleId: number): asserts sale is T {
+  if (!sale) throw new DomainError('NOT_FOUND', `Sale ${saleId} not found`);
 }

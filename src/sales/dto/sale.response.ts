@@ -94,3 +94,26 @@ export class TransactionResponse {
   @ApiPropertyOptional({ example: 3, description: 'Credit card only' }) installments?: number;
   @ApiPropertyOptional({ type: Object, example: { street: 'Rua A', city: 'São Paulo' }, description: 'Physical goods only' }) shipping?: Record<string, string>;
 }
+
+/** A line of a sale's status history, as the operator sees it. */
+export class SaleStatusChangeResponse {
+  @ApiProperty({ example: 'PAGO', nullable: true, type: String, description: 'null for the sale’s first line' }) previousStatus: string | null;
+  @ApiProperty({ example: 'CHARGEBACK' }) status: string;
+  @ApiProperty({ example: '2026-11-23T13:00:00.000Z' }) changedAt: string;
+  @ApiProperty({
+    example: 'OPERATOR',
+    nullable: true,
+    enum: ['OPERATOR'],
+    description: 'OPERATOR: a dispute event the operator recorded (POST /admin/sales/{id}/events); null: a move of the gateway itself (a provider’s evidence, a job, the seller’s API calls, the sandbox)',
+  })
+  recordedBy: 'OPERATOR' | null;
+  @ApiProperty({ example: 'Chargeback reported in the acquirer’s back office, case 123456', nullable: true, type: String, description: 'The operator’s reason; null when recordedBy is' })
+  reason: string | null;
+}
+
+/** A sale as the operator sees it: the lookup of spec 2.3 plus its seller and its status history, oldest first. */
+export class AdminSaleResponse extends TransactionResponse {
+  @ApiProperty({ example: 42 }) sellerId: number;
+  @ApiProperty({ type: SaleStatusChangeResponse, isArray: true, description: 'Every move of the sale, oldest first, with who recorded the ones made on someone’s word' })
+  statusHistory: SaleStatusChangeResponse[];
+}

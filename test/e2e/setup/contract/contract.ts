@@ -24,6 +24,25 @@ const webhook = S.shape({ id: { type: 'integer' }, url: { type: 'string' }, type
 const settings = S.shape({ apiWithdrawalsEnabled: { type: 'boolean' } });
 const invitation = S.shape({ url: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, revokedInvitations: { type: 'integer', minimum: 0 } });
 const adminSeller = { allOf: [S.sellerAccount, S.shape({ fees: { type: 'object' } })] };
+/** A sale as the operator sees it (POST /admin/sales/{id}/events): the lookup of spec 2.3, its seller, its status history with who recorded each move. */
+const adminSale = {
+  allOf: [
+    S.transaction,
+    S.shape({
+      sellerId: { type: 'integer' },
+      statusHistory: {
+        type: 'array',
+        items: S.shape({
+          previousStatus: { anyOf: [{ enum: S.SALE_STATUSES }, { type: 'null' }] },
+          status: { enum: S.SALE_STATUSES },
+          changedAt: { type: 'string', format: 'date-time' },
+          recordedBy: { enum: ['OPERATOR', null] },
+          reason: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
+        }),
+      },
+    }),
+  ],
+};
 const operatorObject = { type: 'object' };
 const operatorList = { type: 'array', items: { type: 'object' } };
 const health = S.shape({ status: { enum: ['ok', 'error'] } });
@@ -210,6 +229,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/api-keys$`), ok: { 201: keyPair }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/invitation$`), ok: { 201: invitation }, family: S.accountError },
   { method: 'DELETE', path: new RegExp(`^/admin/api-keys/${ID}$`), ok: { 204: null }, family: S.accountError },
+  { method: 'POST', path: new RegExp(`^/admin/sales/${ID}/events$`), ok: { 200: adminSale }, family: S.accountError },
   { method: 'GET', path: /^\/admin\/settings$/, ok: { 200: settings }, family: S.accountError },
   { method: 'GET', path: /^\/admin\/ledger\/summary$/, ok: { 200: ledgerSummary }, family: S.accountError },
   { method: 'PUT', path: /^\/admin\/settings$/, ok: { 200: settings }, family: S.accountError },
