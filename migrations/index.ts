@@ -23,6 +23,7 @@ import { CountSubscriptionsPerSeller1795530000000 } from './1795530000000-CountS
 import { AddOutboxManualTry1795550000000 } from './1795550000000-AddOutboxManualTry';
 import { RecordDisputedAmounts1795560000000 } from './1795560000000-RecordDisputedAmounts';
 import { RecordPspReturnsAndSandboxPayments1795580000000 } from './1795580000000-RecordPspReturnsAndSandboxPayments';
+import { RecoverPayoutsByLookUp1795610000000 } from './1795610000000-RecoverPayoutsByLookUp';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   AddOutboxManualTry1795550000000,
   RecordDisputedAmounts1795560000000,
   RecordPspReturnsAndSandboxPayments1795580000000,
+  RecoverPayoutsByLookUp1795610000000,
 ];

@@ -72,6 +72,15 @@ function apiPixClient(config: AppConfig): ApiPixClient {
       },
     },
   ],
-  exports: [PAYMENT_PROVIDER, PAYOUT_PROVIDER, PIX_PROVIDER, AUTOMATIC_PIX_PROVIDER, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider],
+  exports: [
+    PAYMENT_PROVIDER,
+    PAYOUT_PROVIDER,
+    PIX_PROVIDER,
+    AUTOMATIC_PIX_PROVIDER,
+    SandboxAutomaticPixProvider,
+    SandboxPaymentsRecord,
+    SandboxPaymentProvider,
+    SandboxPayoutProvider,
+  ],
 })
 export class ProvidersModule {}
