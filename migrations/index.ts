@@ -26,6 +26,7 @@ import { RecordPspReturnsAndSandboxPayments1795580000000 } from './1795580000000
 import { RecordEachRecordsProvider1795590000000 } from './1795590000000-RecordEachRecordsProvider';
 import { UnifyProviderInbox1795595000000 } from './1795595000000-UnifyProviderInbox';
 import { AddSaleStatusChangeAudit1795600000000 } from './1795600000000-AddSaleStatusChangeAudit';
+import { RecoverPayoutsByLookUp1795610000000 } from './1795610000000-RecoverPayoutsByLookUp';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   RecordEachRecordsProvider1795590000000,
   UnifyProviderInbox1795595000000,
   AddSaleStatusChangeAudit1795600000000,
+  RecoverPayoutsByLookUp1795610000000,
 ];

@@ -432,22 +432,24 @@ async function checks(db, databaseUrl, receiver) {
   if (paidWithoutCharge.n) fail(`${paidWithoutCharge.n} paid card sales without an approved charge`);
   if (chargedButUnpaid.n) fail(`${chargedButUnpaid.n} approved charges whose sale is not paid (money taken from the customer, not credited)`);
 
-  const [payouts] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'ACCEPTED')::int AS accepted FROM sandbox_payouts`);
+  const [payouts] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status NOT IN ('CANCELLED', 'REJECTED'))::int AS accepted FROM sandbox_payouts`);
   const [duplicatePayouts] = await q(`SELECT count(*)::int AS n FROM (SELECT reference FROM sandbox_payouts GROUP BY reference HAVING count(*) > 1) d`);
   const [orphanPayouts] = await q(`SELECT count(*)::int AS n FROM sandbox_payouts p LEFT JOIN withdrawals w ON w.id::text = p.reference WHERE w.id IS NULL`);
   const [maxPerWithdrawal] = await q(`SELECT coalesce(max(n), 0)::int AS n FROM (SELECT count(*) AS n FROM sandbox_payouts GROUP BY reference) p`);
-  const [completedUnpaid] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status = 'ACCEPTED' WHERE w.status = 'COMPLETED' AND p.reference IS NULL`);
+  const [completedUnpaid] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status = 'COMPLETED' WHERE w.status = 'COMPLETED' AND p.reference IS NULL`);
   const [unsent] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text WHERE w.status IN ('PENDING', 'PROCESSING') AND p.reference IS NULL`);
-  const [paidButReturned] = await q(`SELECT count(*)::int AS n FROM withdrawals w JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status = 'ACCEPTED' WHERE w.status = 'CANCELLED'`);
-  console.log(`chaos: sandbox payouts: ${payouts.n} records (${payouts.accepted} accepted); most per withdrawal: ${maxPerWithdrawal.n}; references with more than one: ${duplicatePayouts.n}; without a withdrawal: ${orphanPayouts.n}; completed withdrawals without a payout: ${completedUnpaid.n}; pending withdrawals never sent after recovery: ${unsent.n}`);
-  // A CANCELLED callback on a payout already sent is the provider's word that it did not pay it: the amount
-  // goes back to available; the sandbox's callback route does not rewrite its record (the same as for REJECTED).
-  if (paidButReturned.n) console.log(`  (cancelled by the provider's callback after their payout was sent: ${paidButReturned.n} withdrawals)`);
+  const [paidButReturned] = await q(
+    `SELECT count(*)::int AS n FROM withdrawals w JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status NOT IN ('CANCELLED', 'REJECTED') WHERE w.status IN ('CANCELLED', 'FAILED')`,
+  );
+  console.log(`chaos: sandbox payouts: ${payouts.n} records (${payouts.accepted} taken, not refused); most per withdrawal: ${maxPerWithdrawal.n}; references with more than one: ${duplicatePayouts.n}; without a withdrawal: ${orphanPayouts.n}; completed withdrawals without a payout: ${completedUnpaid.n}; pending withdrawals never sent after recovery: ${unsent.n}; returned withdrawals whose payout stands: ${paidButReturned.n}`);
   Object.assign(figures, { payoutRecords: payouts.n, mostPayoutsPerWithdrawal: maxPerWithdrawal.n, payoutsWithoutWithdrawal: orphanPayouts.n, completedWithdrawalsWithoutPayout: completedUnpaid.n, withdrawalsUnsent: unsent.n });
   if (duplicatePayouts.n || maxPerWithdrawal.n > 1) fail('a withdrawal was paid out more than once');
   if (orphanPayouts.n) fail(`${orphanPayouts.n} payouts without a withdrawal`);
   if (completedUnpaid.n) fail(`${completedUnpaid.n} completed withdrawals without a payout`);
   if (unsent.n) fail(`${unsent.n} pending withdrawals never sent after recovery`);
+  // The sandbox's callback route moves its record of the payout before the withdrawal: a withdrawal whose
+  // amount came back has a payout the provider cancelled or rejected, never one it made.
+  if (paidButReturned.n) fail(`${paidButReturned.n} withdrawals returned to the seller whose payout the provider made`);
 
   // Every status change produced its event: the outbox's postbacks of each sale against its status history.
   const [saleEvents] = await q(`

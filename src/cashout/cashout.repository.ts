@@ -7,7 +7,7 @@ import { PlainRows } from '../database/plain-rows';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
-/** The payout recovery job's lease on a withdrawal (provider_checked_at, a minute), taken by claimUnsentPayouts. */
+/** The payout recovery job's lease on a withdrawal (provider_checked_at, a minute), taken by claimPayoutChecks. */
 const PAYOUT_LEASE = new Lease({ table: 'withdrawals', column: 'provider_checked_at', duration: '1 minute' });
 
 @Injectable()
@@ -62,27 +62,43 @@ export class CashoutRepository {
     return manager.getRepository(WithdrawalEntity).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
   }
 
-  /** Records the payout provider's id once; a second writer (the queue and the recovery job together) changes nothing. */
-  async setExternalIdIfUnset(id: number, externalId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE withdrawals SET external_id = $2, updated_at = now() WHERE id = $1 AND external_id IS NULL`, [id, externalId]);
+  /**
+   * Records the payout provider's id once; a second writer (the queue and the recovery job together)
+   * changes nothing. In the caller's transaction when given one.
+   */
+  async setExternalIdIfUnset(id: number, externalId: string, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    await manager.query(`UPDATE withdrawals SET external_id = $2, updated_at = now() WHERE id = $1 AND external_id IS NULL`, [id, externalId]);
   }
 
   /**
-   * Ids of PENDING withdrawals older than `ageSeconds` by the database's clock whose payout was never
-   * recorded as sent, each leased for a minute (provider_checked_at) so that instances running the job
-   * together do not send it at once.
+   * Open withdrawals (PENDING or PROCESSING) with no news for `ageSeconds` by the database's clock (their
+   * payout's answer or callback may be lost) whose next look-up is due, each leased for a minute
+   * (provider_checked_at) so that instances running the job together do not ask about it at once; with
+   * the look-ups made of each so far (its backoff).
    */
-  async claimUnsentPayouts(ageSeconds: number, sellerId: number | null, limit: number): Promise<number[]> {
-    const rows = await PAYOUT_LEASE.claim(
+  async claimPayoutChecks(ageSeconds: number, sellerId: number | null, limit: number): Promise<Array<{ id: number; checks: number }>> {
+    const rows = await PAYOUT_LEASE.claim<{ id: number; payout_checks: number }>(
       this.dataSource,
       `SELECT id FROM withdrawals
-        WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= now() - make_interval(secs => $1)
+        WHERE status IN ('PENDING', 'PROCESSING') AND updated_at <= now() - make_interval(secs => $1)
+          AND (payout_check_at IS NULL OR payout_check_at <= now())
           AND ($2::int IS NULL OR seller_id = $2)
           AND ${PAYOUT_LEASE.free()}
-        ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+        ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [ageSeconds, sellerId, limit],
+      ['id', 'payout_checks'],
     );
-    return rows.map((row) => row.id);
+    return rows.map((row) => ({ id: row.id, checks: row.payout_checks }));
+  }
+
+  /** One more look-up counted for each of these withdrawals, the next due `delaySeconds` from now (database clock). */
+  async scheduleNextChecks(next: Array<{ id: number; delaySeconds: number }>): Promise<void> {
+    if (next.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE withdrawals w SET payout_checks = w.payout_checks + 1, payout_check_at = now() + make_interval(secs => d.delay)
+         FROM unnest($1::int[], $2::int[]) AS d(id, delay) WHERE w.id = d.id`,
+      [next.map((row) => row.id), next.map((row) => row.delaySeconds)],
+    );
   }
 
   /** Saves a move only if the withdrawal is still in `expected`; false when someone else moved it first. */

@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { CteStatement } from '../database/cte-statement';
 import { SettingsService } from '../admin/settings.service';
 import { AppConfig } from '../config/app-config';
@@ -12,13 +12,14 @@ import { withdrawalFees } from '../domain/fees';
 import { Cents, cents, centsToReaisString, reaisToCents } from '../domain/money';
 import { pixKeyProblem } from '../domain/pix-key';
 import { withdrawalLedgerEffect, withdrawalRequestedEffect } from '../domain/withdrawal-ledger';
-import { nextWithdrawalStatus, WithdrawalEvent, WithdrawalStatus } from '../domain/withdrawal-status';
+import { payoutCheckDelaySeconds } from '../domain/retry-schedule';
+import { nextWithdrawalStatus, withdrawalCatchUp, WithdrawalEvent, WithdrawalStatus } from '../domain/withdrawal-status';
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { payoutReference, PayoutRefusedError } from '../providers/payout-provider.port';
+import { PayoutReceipt, payoutReference, PayoutRefusedError, PayoutResult } from '../providers/payout-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
-import { SellerService } from '../seller/seller.service';
+import { SellerService, WithdrawalProfile } from '../seller/seller.service';
 import { CashoutRepository } from './cashout.repository';
 import { CreateCashoutDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
@@ -31,6 +32,12 @@ const RECOVERY_BATCH = 500;
 /** Statuses the withdrawal webhook announces (spec 6.2). */
 const ANNOUNCED: ReadonlySet<WithdrawalStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED']);
 
+/** What a pass of the payout recovery job did: payouts the provider never received, sent again; withdrawals recorded or moved on what it said. */
+export interface PayoutRecoverySummary {
+  sent: number;
+  recovered: number;
+}
+
 export interface CreatedWithdrawal {
   status: number;
   body: WithdrawalResponse;
@@ -41,8 +48,9 @@ export interface CreatedWithdrawal {
  * Withdrawals of available balance to a PIX key (spec 4.5, platform.md §4). The request commits the
  * withdrawal PENDING with its balance hold (available → blocked, under the balance row's lock, so
  * parallel requests never overdraw) and its answer; the payout is then requested from the provider by a
- * job, outside any transaction, with the withdrawal's id as reference, and a recovery job sends any
- * payout left unsent. COMPLETED removes the hold; a rejection or a cancellation returns it.
+ * job, outside any transaction, with the withdrawal's id as reference, and a recovery job asks the
+ * provider about any withdrawal left without news (sending again, under the same reference, a payout it
+ * never received). COMPLETED removes the hold; a rejection or a cancellation returns it.
  */
 @Injectable()
 export class CashoutService {
@@ -171,82 +179,184 @@ export class CashoutService {
   }
 
   /**
-   * The payout job: asks the provider to pay out a PENDING withdrawal not yet sent, outside any
-   * transaction, with the withdrawal's id as reference (the provider pays a reference at most once), then
-   * records the provider's id. Safe to run twice, from the queue and from the recovery job at once. A
-   * reference the provider refuses (it cancelled it) is left to the provider's callback.
+   * The payout job: asks the provider to pay out a PENDING withdrawal not yet recorded as sent (send).
+   * Safe to run twice, from the queue and from the recovery job at once.
    */
   async sendPayout(withdrawalId: number): Promise<void> {
     const withdrawal = await this.withdrawals.findById(withdrawalId);
     if (!withdrawal || withdrawal.status !== 'PENDING' || withdrawal.externalId !== null) return;
-    const reference = payoutReference(withdrawal.id);
-    try {
-      // Idempotent by reference: a payout the provider already has (a crash before its id was saved) is answered again, not sent twice.
-      const receipt = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType });
-      await this.withdrawals.setExternalIdIfUnset(withdrawal.id, receipt.externalId);
-    } catch (error) {
-      if (!(error instanceof PayoutRefusedError)) throw error;
-      // The provider cancelled or rejected this reference: its own callback moves the withdrawal (and
-      // returns the money); moving it here too would race that callback.
-      this.logger.warn({ err: error, withdrawalId }, 'The payout provider refused the payout; waiting for its callback');
-    }
-  }
-
-  /** PENDING withdrawals whose payout was never recorded as sent (a crash, Redis down): sent now. Returns how many. */
-  async recoverPayouts(sellerId: number | null): Promise<number> {
-    const ids = await this.withdrawals.claimUnsentPayouts(this.config.providerRecoveryAfterSeconds, sellerId, RECOVERY_BATCH);
-    let sent = 0;
-    for (const id of ids) {
-      try {
-        await this.sendPayout(id);
-        sent += 1;
-      } catch (error) {
-        this.logger.warn({ err: error, withdrawalId: id }, 'Could not send a payout; retrying later');
-      }
-    }
-    return sent;
+    await this.send(withdrawal);
   }
 
   /**
-   * The payout provider's callback (sandbox route). The move is checked first (409 changes nothing).
-   * The provider can only process or complete a payout it has received, so an unsent one is sent
-   * first; a cancellation or rejection of a payout not recorded as sent cancels its reference at the
-   * provider first, so a payout job still on its way is refused instead of paid.
+   * The payout recovery job (every minute; the sandbox scheduler route for one seller): open withdrawals
+   * (PENDING or PROCESSING) with no news for PROVIDER_RECOVERY_AFTER_SECONDS — the answer to the payout
+   * request lost (a timeout, a 5xx, the process killed between the send and its answer), its callback
+   * lost, the job lost with Redis — are claimed under the payout lease (instances never ask about one at
+   * once) and their next look-up put off first (the backoff: payoutCheckDelaySeconds). Then each, outside
+   * any transaction, is asked about by its reference: a payout the provider knows is applied as its
+   * answer or callback would have been (applyPayoutResult); one it never received is sent again under the
+   * same reference, never a new one.
    */
-  async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
+  async recoverPayouts(sellerId: number | null): Promise<PayoutRecoverySummary> {
+    const firstDelay = this.config.providerRecoveryAfterSeconds;
+    const claimed = await this.withdrawals.claimPayoutChecks(firstDelay, sellerId, RECOVERY_BATCH);
+    await this.withdrawals.scheduleNextChecks(claimed.map(({ id, checks }) => ({ id, delaySeconds: payoutCheckDelaySeconds(firstDelay, checks + 1) })));
+    const summary: PayoutRecoverySummary = { sent: 0, recovered: 0 };
+    for (const { id } of claimed) {
+      try {
+        const done = await this.checkPayout(id);
+        if (done) summary[done] += 1;
+      } catch (error) {
+        this.logger.warn({ err: error, withdrawalId: id }, 'Could not settle a payout with its provider; asking again later');
+      }
+    }
+    return summary;
+  }
+
+  /**
+   * The checks before the payout provider's callback `event` is played on a withdrawal (the sandbox's
+   * events route): the seller's (403/404), a move the status table allows (409 changes nothing), and the
+   * payout known to the provider. A provider processes or completes only a payout it received, so one
+   * not recorded as sent is asked about and, if the provider does not have it, sent first; a
+   * cancellation or rejection of one not recorded as sent cancels its reference at the provider first,
+   * so that a payout job still on its way is refused instead of paid. Answers the payout's reference.
+   */
+  async admitEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<string> {
     const current = await this.withdrawals.findById(id);
     this.assertOwned(current, sellerId, id);
     nextWithdrawalStatus(current.status, event);
-    if (current.externalId === null) {
-      if (event === 'PROCESSING' || event === 'COMPLETED') await this.sendPayout(id);
-      else await this.providers.payout(current.provider, `Withdrawal ${id}`).cancelPayout(payoutReference(id));
+    const reference = payoutReference(id);
+    if (current.externalId !== null) return reference;
+    const payouts = this.providers.payout(current.provider, `Withdrawal ${id}`);
+    if (event === 'CANCELLED' || event === 'REJECTED') {
+      await payouts.cancelPayout(reference);
+    } else {
+      const known = await payouts.findPayout(reference);
+      if (known) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
+      else await this.send(current);
     }
-    return toWithdrawalLookup(await this.move(sellerId, id, event));
+    return reference;
   }
 
-  /** The move of a withdrawal with its balance effect and webhooks, in one transaction. */
-  private async move(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalEntity> {
+  /**
+   * The payout provider's callback (the sandbox's events route, after admitEvent): its move of the status
+   * table with its balance effect and webhook, in one transaction on the withdrawal read under lock.
+   */
+  async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
     const profile = await this.sellers.withdrawalProfile(sellerId);
-    return this.dataSource.transaction(async (manager) => {
+    const after = await this.dataSource.transaction(async (manager) => {
       const withdrawal = await this.withdrawals.findByIdForUpdate(id, manager);
       this.assertOwned(withdrawal, sellerId, id);
-      const next = nextWithdrawalStatus(withdrawal.status, event);
+      return this.applyMoves(manager, withdrawal, [event], profile.user);
+    });
+    return toWithdrawalLookup(after);
+  }
+
+  /**
+   * The payout request, outside any transaction, under the withdrawal's reference (payoutReference, the
+   * same on every try: the provider pays a reference at most once, and answers a reference it has with
+   * the payout it registered), then its answer applied (applyPayoutResult: the provider's id recorded).
+   * An answer that does not come throws: the queue retries, then the recovery job asks. False when the
+   * provider refuses the reference (it cancelled or rejected it): its callback, or the recovery job's
+   * look-up, moves the withdrawal and returns the money.
+   */
+  private async send(withdrawal: WithdrawalEntity): Promise<boolean> {
+    const reference = payoutReference(withdrawal.id);
+    let receipt: PayoutReceipt;
+    try {
+      receipt = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType });
+    } catch (error) {
+      if (!(error instanceof PayoutRefusedError)) throw error;
+      this.logger.warn({ err: error, withdrawalId: withdrawal.id }, 'The payout provider refused the payout; its callback or the recovery job will settle it');
+      return false;
+    }
+    await this.applyPayoutResult(withdrawal, { status: 'PENDING', externalId: receipt.externalId, reason: null });
+    return true;
+  }
+
+  /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */
+  private async checkPayout(id: number): Promise<'sent' | 'recovered' | null> {
+    const withdrawal = await this.withdrawals.findById(id);
+    if (!withdrawal || (withdrawal.status !== 'PENDING' && withdrawal.status !== 'PROCESSING')) return null;
+    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${id}`).findPayout(payoutReference(id));
+    if (known) {
+      const moves = await this.applyPayoutResult(withdrawal, known);
+      return moves === null || (moves === 0 && withdrawal.externalId !== null) ? null : 'recovered';
+    }
+    if (withdrawal.status !== 'PENDING') {
+      this.logger.error({ withdrawalId: id, status: withdrawal.status }, 'The payout provider has no payout for a withdrawal it called back about; left to an operator');
+      return null;
+    }
+    return (await this.send(withdrawal)) ? 'sent' : null;
+  }
+
+  /**
+   * What the payout provider says of a withdrawal's payout — its answer to the request, or to a look-up
+   * by our reference — applied, the one way either is: the provider's id recorded once, and the
+   * withdrawal caught up with what the provider says through the provider's own callbacks
+   * (withdrawalCatchUp: a payout paid while its withdrawal is PENDING is PROCESSING then COMPLETED),
+   * applied by applyMoves as a callback is, all in one transaction on the withdrawal read under lock.
+   * Nothing to move: the id in one statement. How many moves were made; null, with nothing changed, when
+   * the withdrawal and the provider disagree beyond any move (a final withdrawal the provider says
+   * otherwise of: logged for an operator).
+   */
+  private async applyPayoutResult(withdrawal: WithdrawalEntity, result: PayoutResult): Promise<number | null> {
+    const planned = withdrawalCatchUp(withdrawal.status, result.status);
+    if (planned === null) return this.disagreement(withdrawal, result);
+    if (planned.length === 0) {
+      await this.withdrawals.setExternalIdIfUnset(withdrawal.id, result.externalId);
+      return 0;
+    }
+    const profile = await this.sellers.withdrawalProfile(withdrawal.sellerId);
+    return this.dataSource.transaction(async (manager) => {
+      const locked = (await this.withdrawals.findByIdForUpdate(withdrawal.id, manager)) as WithdrawalEntity;
+      // Read again under lock: a callback may have moved it since.
+      const events = withdrawalCatchUp(locked.status, result.status);
+      if (events === null) return this.disagreement(locked, result);
+      await this.withdrawals.setExternalIdIfUnset(locked.id, result.externalId, manager);
+      await this.applyMoves(manager, locked, events, profile.user);
+      if (events.length > 0) {
+        this.logger.log({ withdrawalId: locked.id, from: locked.status, events, reason: result.reason }, 'Withdrawal brought to what its payout provider says');
+      }
+      return events.length;
+    });
+  }
+
+  private disagreement(withdrawal: WithdrawalEntity, result: PayoutResult): null {
+    this.logger.error(
+      { withdrawalId: withdrawal.id, status: withdrawal.status, payout: result.status, externalId: result.externalId, reason: result.reason },
+      'A withdrawal and its payout provider disagree beyond any move; left to an operator',
+    );
+    return null;
+  }
+
+  /**
+   * The payout provider's callbacks applied, in order, to a withdrawal read under lock, in the caller's
+   * transaction: each a move of the status table (409 when it does not allow it), with its status line,
+   * its balanced ledger posting and its webhook (spec 6.2). Every move of a withdrawal after its request
+   * is made here, whether its callback came or the recovery job learned it by asking.
+   */
+  private async applyMoves(manager: EntityManager, withdrawal: WithdrawalEntity, events: readonly WithdrawalEvent[], user: WithdrawalProfile['user']): Promise<WithdrawalEntity> {
+    let current = withdrawal;
+    for (const event of events) {
+      const next = nextWithdrawalStatus(current.status, event);
       const final = next !== 'PROCESSING';
-      if (!(await this.withdrawals.updateStatusIfCurrent(id, withdrawal.status, { status: next, processedAt: final ? new Date() : null }, manager))) {
-        throw new DomainError('CONFLICT', `Withdrawal ${id} was changed by another request; retry`);
+      if (!(await this.withdrawals.updateStatusIfCurrent(current.id, current.status, { status: next, processedAt: final ? new Date() : null }, manager))) {
+        throw new DomainError('CONFLICT', `Withdrawal ${current.id} was changed by another request; retry`);
       }
       const effect = withdrawalLedgerEffect(
         event,
-        { amountCents: withdrawal.amountCents, feeCents: withdrawal.feeTotalCents, netAmountCents: withdrawal.netAmountCents },
-        withdrawal.status,
+        { amountCents: current.amountCents, feeCents: current.feeTotalCents, netAmountCents: current.netAmountCents },
+        current.status,
       );
-      if (effect) await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect, provider: withdrawal.provider }]);
-      const after = (await this.withdrawals.findById(id, manager)) as WithdrawalEntity;
+      if (effect) await this.ledger.post(manager, [{ sellerId: current.sellerId, referenceType: 'WITHDRAWAL', referenceId: current.id, effect, provider: current.provider }]);
+      current = (await this.withdrawals.findById(current.id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {
-        await this.notifications.enqueueWithdrawalWebhooks(manager, sellerId, id, toWithdrawalWebhook(after, profile.user));
+        await this.notifications.enqueueWithdrawalWebhooks(manager, current.sellerId, current.id, toWithdrawalWebhook(current, user));
       }
-      return after;
-    });
+    }
+    return current;
   }
 
   /** After the commit, not awaited: a Redis outage must not hold the request; the recovery job covers a lost job. */

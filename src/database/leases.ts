@@ -2,8 +2,9 @@ import { DataSource, EntityManager } from 'typeorm';
 
 /**
  * Leases: how the scheduled jobs share work between instances (issue 20). Every cron that claims rows
- * (card sales left EM_PROCESSAMENTO, payouts never sent, subscriptions due for billing, outbox events
- * due for delivery) claims them through a Lease, so there is one scheme, written once:
+ * (card sales left EM_PROCESSAMENTO, withdrawals without news from their payout provider, subscriptions
+ * due for billing, outbox events due for delivery) claims them through a Lease, so there is one scheme,
+ * written once:
  *
  * - A row is leased while its lease column holds a time less than the lease's duration ago; NULL, or a
  *   time older than that, is free. The column is set to `now()` when the lease is taken and to NULL when

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_SCHEDULE_SECONDS, nextAttemptAt } from './retry-schedule';
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, nextAttemptAt, payoutCheckDelaySeconds } from './retry-schedule';
 
 const first = new Date('2026-11-22T12:00:00Z');
 
@@ -18,5 +18,18 @@ describe('postback retry schedule', () => {
   it('takes another schedule', () => {
     expect(nextAttemptAt(first, 1, [0.2], () => 0.5)?.getTime()).toBe(first.getTime() + 200);
     expect(nextAttemptAt(first, 2, [0.2])).toBeNull();
+  });
+});
+
+describe('payout look-up backoff', () => {
+  it('doubles the wait after each look-up of a withdrawal still open, up to an hour', () => {
+    expect([0, 1, 2, 3, 4, 5, 6].map((checks) => payoutCheckDelaySeconds(120, checks))).toEqual([120, 240, 480, 960, 1920, 3600, 3600]);
+    expect(payoutCheckDelaySeconds(2, 1)).toBe(4);
+    expect(payoutCheckDelaySeconds(2, 500)).toBe(3600);
+  });
+
+  it('never waits less than the first wait', () => {
+    expect(payoutCheckDelaySeconds(7200, 0)).toBe(7200);
+    expect(payoutCheckDelaySeconds(7200, 3)).toBe(7200);
   });
 });

@@ -20,3 +20,15 @@ export function nextAttemptAt(
   const jitter = 1 + (random() * 2 - 1) * JITTER_RATIO;
   return new Date(firstTryAt.getTime() + Math.round(offsetSeconds * 1000 * jitter));
 }
+
+/** The longest wait between two look-ups of an open withdrawal's payout (unless the first wait is longer). */
+export const PAYOUT_CHECK_MAX_DELAY_SECONDS = 3600;
+
+/**
+ * The payout recovery job's backoff: after `checks` look-ups of a withdrawal still open, the next waits
+ * `firstDelaySeconds` (PROVIDER_RECOVERY_AFTER_SECONDS) doubled once per look-up made, up to an hour.
+ */
+export function payoutCheckDelaySeconds(firstDelaySeconds: number, checks: number): number {
+  const ceiling = Math.max(PAYOUT_CHECK_MAX_DELAY_SECONDS, firstDelaySeconds);
+  return Math.min(firstDelaySeconds * 2 ** Math.min(Math.max(checks, 0), 30), ceiling);
+}

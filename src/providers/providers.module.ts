@@ -63,7 +63,7 @@ function apiPixClient(config: AppConfig): ApiPixClient {
     },
     ProviderRegistry,
   ],
-  exports: [ProviderRegistry, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider],
+  exports: [ProviderRegistry, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider, SandboxPayoutProvider],
 })
 export class ProvidersModule {}
 

@@ -6,6 +6,8 @@ import { RefundResponse } from '../payments/dto/refund.dto';
 import { CardRefundRefusedError, chargeReference } from '../providers/card-provider.port';
 import { SandboxPaymentProvider } from '../providers/sandbox/sandbox-payment.provider';
 import { SandboxPaymentsRecord } from '../providers/sandbox/sandbox-payments.record';
+import { SandboxPayoutProvider } from '../providers/sandbox/sandbox-payout.provider';
+import { WithdrawalEvent } from '../domain/withdrawal-status';
 import { DomainError } from '../domain/domain-error';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesRepository } from '../sales/sales.repository';
@@ -27,7 +29,19 @@ export class SandboxRecordsService {
     private readonly payments: SandboxPaymentsRecord,
     private readonly refunds: RefundsService,
     private readonly acquirer: SandboxPaymentProvider,
+    private readonly payouts: SandboxPayoutProvider,
   ) {}
+
+  /**
+   * The sandbox payout provider's record of a payout moved as the callback its events route plays says,
+   * before the callback is applied to the withdrawal: 409 when its record cannot move so (a payout it
+   * paid at once, its answer lost, is neither processed, rejected nor cancelled afterwards).
+   */
+  async playPayoutCallback(reference: string, event: WithdrawalEvent): Promise<void> {
+    if (await this.payouts.recordCallback(reference, event)) return;
+    const payout = await this.payouts.findPayout(reference);
+    throw new DomainError('INVALID_TRANSITION', `The sandbox payout provider's payout ${reference} is ${payout?.status ?? 'unknown to it'}: it cannot call back ${event}`);
+  }
 
   /**
    * An event the sandbox plays on the seller's sale, when the sandbox holds it (otherwise 404/403 as any

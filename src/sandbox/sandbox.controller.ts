@@ -97,14 +97,23 @@ export class SandboxController {
 
   @Post('cashouts/:id/events')
   @HttpCode(200)
-  @ApiOperation({ summary: "Simulate the payout provider's callback on a withdrawal: PROCESSING, COMPLETED, REJECTED, CANCELLED" })
+  @ApiOperation({
+    summary: "Simulate the payout provider's callback on a withdrawal: PROCESSING, COMPLETED, REJECTED, CANCELLED",
+    description:
+      "The sandbox payout provider's record of the payout moves first, then the withdrawal. 409 when either cannot move so: a payout whose net amount has 17 cents " +
+      'is paid at once with its answer lost, and only the recovery job (its look-up) settles it.',
+  })
   @ApiOkResponse({ type: WithdrawalLookupResponse, description: 'The withdrawal after the move' })
   @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
-  cashoutEvent(
+  async cashoutEvent(
     @CurrentSeller() seller: AuthenticatedSeller,
     @Param('id', IdParamPipe) id: number,
     @Body() body: WithdrawalEventDto,
   ): Promise<WithdrawalLookupResponse> {
+    const reference = await this.cashouts.admitEvent(seller.id, id, body.event);
+    // The sandbox payout provider's record moves first, as a provider's record does before it calls back:
+    // a look-up of the payout (the recovery job's) then says what the callback says.
+    await this.records.playPayoutCallback(reference, body.event);
     return this.cashouts.applyEvent(seller.id, id, body.event);
   }
 
@@ -114,7 +123,7 @@ export class SandboxController {
     summary: 'Run for this seller what the scheduled jobs would do at `now`',
     description:
       'Subscription billing (renewals, dunning retries, grace periods, scheduled cancellations), PIX and boleto expiry, card reserve releases, ' +
-      'card sales left in processing resolved with the provider, unsent payouts sent. A `now` ahead of the real clock is refused (422 NOT_SUPPORTED) ' +
+      'card sales left in processing resolved with the provider, withdrawals without news from the payout provider asked about (a payout it never received sent again). A `now` ahead of the real clock is refused (422 NOT_SUPPORTED) ' +
       'while PIX goes through a real PSP, whose charges and recurrences it would expire, bill and cancel early, unless SANDBOX_CLOCK_MOVES_REAL_RECORDS=true (test environments).',
   })
   @ApiOkResponse({ type: SchedulerRunResponse })
@@ -126,7 +135,7 @@ export class SandboxController {
     // Pix Automático: charges due sent to the PSP, then the payer's bank collects the attempts due by `now`.
     const automaticPix = await this.automaticPix.runDueWork(now, seller.id);
     await this.payer.collectDue(seller.id, now);
-    const sentPayouts = await this.cashouts.recoverPayouts(seller.id);
-    return { now: now.toISOString(), ...sales, sentPayouts, subscriptions, automaticPix };
+    const payouts = await this.cashouts.recoverPayouts(seller.id);
+    return { now: now.toISOString(), ...sales, sentPayouts: payouts.sent, recoveredPayouts: payouts.recovered, subscriptions, automaticPix };
   }
 }

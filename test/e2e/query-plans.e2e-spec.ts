@@ -112,8 +112,11 @@ describe('Every hot query is served by an index (EXPLAIN)', () => {
     ],
     ['the ledger entries of a withdrawal', `SELECT * FROM ledger_entries WHERE reference_type = $1 AND reference_id = $2`, ['WITHDRAWAL', '1']],
     [
-      'payouts never sent (recovery)',
-      `SELECT id FROM withdrawals WHERE status = 'PENDING' AND external_id IS NULL AND created_at <= now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+      'withdrawals without news from their payout provider (recovery)',
+      `SELECT id FROM withdrawals
+        WHERE status IN ('PENDING', 'PROCESSING') AND updated_at <= now() - make_interval(secs => $1)
+          AND (payout_check_at IS NULL OR payout_check_at <= now())
+        ORDER BY updated_at LIMIT $2`,
       [120, 500],
     ],
     ['the subscriptions of a seller', `SELECT id, status FROM subscriptions WHERE seller_id = $1 ORDER BY id`, [1]],

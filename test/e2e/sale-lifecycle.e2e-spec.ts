@@ -212,7 +212,7 @@ describe('Sale lifecycle and its ledger (spec 3.1, platform.md §3-§4)', () => 
 
     const later = new Date(Date.now() + 3 * 86_400_000).toISOString();
     const run = await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({ now: later }).expect(200);
-    expect(run.body).toEqual({ now: later, expiredSales: 2, releasedReserves: 0, recoveredCharges: 0, refundedCharges: 0, sentPayouts: 0, subscriptions: { renewals: 0, retries: 0, cancelled: 0, pastDue: 0 }, automaticPix: { chargesSent: 0, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 } });
+    expect(run.body).toEqual({ now: later, expiredSales: 2, releasedReserves: 0, recoveredCharges: 0, refundedCharges: 0, sentPayouts: 0, recoveredPayouts: 0, subscriptions: { renewals: 0, retries: 0, cancelled: 0, pastDue: 0 }, automaticPix: { chargesSent: 0, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 } });
 
     const status = async (who: TestSeller, id: number) => (await t.http.get(`/api/transactions/${id}`).set(who.headers)).body.status;
     expect(await status(seller, pix.id)).toBe('CANCELADO');

@@ -67,7 +67,9 @@ export class SchedulerRunResponse {
   @ApiProperty({ example: 1, description: 'Card reserves released to available' }) releasedReserves: number;
   @ApiProperty({ example: 0, description: 'Card sales left in processing, resolved by asking the provider' }) recoveredCharges: number;
   @ApiProperty({ example: 0, description: 'Card charges approved after their subscription was cancelled or paused, refunded' }) refundedCharges: number;
-  @ApiProperty({ example: 0, description: 'Withdrawals whose payout request had not reached the provider, sent' }) sentPayouts: number;
+  @ApiProperty({ example: 0, description: 'Withdrawals whose payout the payout provider never received, sent again under the same reference' }) sentPayouts: number;
+  @ApiProperty({ example: 0, description: 'Withdrawals without news whose payout the provider knew, recorded or moved on what it said (a lost answer or callback)' })
+  recoveredPayouts: number;
   @ApiProperty({
     example: { renewals: 1, retries: 0, cancelled: 0, pastDue: 0 },
     description: 'Subscription billing: renewals charged or issued, card retries, cancellations (scheduled or grace), PIX renewals gone PAST_DUE',
