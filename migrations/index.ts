@@ -27,6 +27,7 @@ import { RecordEachRecordsProvider1795590000000 } from './1795590000000-RecordEa
 import { UnifyProviderInbox1795595000000 } from './1795595000000-UnifyProviderInbox';
 import { AddSaleStatusChangeAudit1795600000000 } from './1795600000000-AddSaleStatusChangeAudit';
 import { RecoverPayoutsByLookUp1795610000000 } from './1795610000000-RecoverPayoutsByLookUp';
+import { KeepSubscriptionDocumentType1795620000000 } from './1795620000000-KeepSubscriptionDocumentType';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   UnifyProviderInbox1795595000000,
   AddSaleStatusChangeAudit1795600000000,
   RecoverPayoutsByLookUp1795610000000,
+  KeepSubscriptionDocumentType1795620000000,
 ];

@@ -16,6 +16,7 @@ import { checkRequest, HEADER_LIMIT_BYTES, HEADER_PARSER_LIMIT_BYTES } from './c
 import { largeBodyAdmission } from './common/middleware/large-body-admission';
 import { ApiKeysService } from './auth/api-keys.service';
 import { AppModule } from './app.module';
+import { ProviderAdapters, ProviderRegistry } from './providers/provider-registry';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard-http';
 import { ApiDocumentStore, publicDocument } from './docs/api-documents';
@@ -24,8 +25,13 @@ import { mountRequestLog } from './logging/logging.module';
 import { MetricsService } from './metrics/metrics.service';
 
 /** The application as the service and the e2e tests run it: AppModule with everything configureApp adds. */
-export async function createApp(): Promise<NestExpressApplication> {
+/**
+ * The application as `npm start` serves it. `providers`: adapters of providers the embedding code brings
+ * besides those of providers.module.ts (a test's), registered before the application starts.
+ */
+export async function createApp(options: { providers?: ProviderAdapters[] } = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressPlatformAdapter(), { bodyParser: false, bufferLogs: true });
+  for (const adapters of options.providers ?? []) app.get(ProviderRegistry).add(adapters);
   return configureApp(app);
 }
 

@@ -225,6 +225,13 @@ export class CashoutService {
   async admitEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<string> {
     const current = await this.withdrawals.findById(id);
     this.assertOwned(current, sellerId, id);
+    // The sandbox plays the callbacks of the payouts it makes only: a real provider's moves only on its own word.
+    if (current.provider !== 'sandbox') {
+      throw new DomainError(
+        'NOT_SUPPORTED',
+        `Withdrawal ${id} is paid out by the provider ${current.provider}, not by the sandbox: the sandbox moves only its own records`,
+      );
+    }
     nextWithdrawalStatus(current.status, event);
     const reference = payoutReference(id);
     if (current.externalId !== null) return reference;

@@ -47,18 +47,18 @@ export class ProviderInboxRepository {
     });
   }
 
-  /** Ids due to be checked with their provider, the latest due first (a notification just come is not held behind a backlog), each leased for a minute. */
-  async claim(limit: number): Promise<InboxItem[]> {
+  /** Of these providers' ids, those due to be checked with their provider, the latest due first (a notification just come is not held behind a backlog), each leased for a minute. */
+  async claim(providers: string[], limit: number): Promise<InboxItem[]> {
     const rows = await INBOX_LEASE.claim<{ id: number; provider: string; kind: string; object_id: string; notifications: number }>(
       this.dataSource,
-      `SELECT id FROM provider_inbox WHERE next_attempt_at <= now() AND ${INBOX_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [limit],
+      `SELECT id FROM provider_inbox WHERE provider = ANY($2::varchar[]) AND next_attempt_at <= now() AND ${INBOX_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit, providers],
       ['id', 'provider', 'kind', 'object_id', 'notifications'],
     );
     return rows.map((row) => ({ id: row.id, provider: row.provider, kind: row.kind, objectId: row.object_id, notifications: row.notifications }));
   }
 
-  /** A check done: the row dropped, unless another notification came meanwhile (then it is given back, to be checked again). */
+  /** A check done (or one that can never be made): the row dropped, unless another notification came meanwhile (then it is given back, to be checked again). */
   async done(item: InboxItem): Promise<void> {
     const [, dropped] = (await this.dataSource.query(`DELETE FROM provider_inbox WHERE id = $1 AND notifications = $2`, [item.id, item.notifications])) as [unknown, number];
     if (dropped === 0) await INBOX_LEASE.release(this.dataSource, [item.id]);

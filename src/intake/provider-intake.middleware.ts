@@ -17,13 +17,13 @@ const INBOX_FULL_RETRY_AFTER_SECONDS = 60;
 @Injectable()
 export class ProviderIntakeMiddleware implements NestMiddleware {
   private readonly logger = new Logger(ProviderIntakeMiddleware.name);
-  private readonly routes: Map<string, { provider: string; source: NotificationSource; kind: string }>;
+  /** The notification paths, read from the registry on the first request (a provider may be added until the application starts). */
+  private routes: Map<string, { provider: string; source: NotificationSource; kind: string }> | null = null;
 
-  constructor(private readonly intake: ProviderIntake) {
-    this.routes = new Map(intake.sources().flatMap(({ provider, source }) => source.paths.map(({ path, kind }) => [trimmed(path), { provider, source, kind }] as const)));
-  }
+  constructor(private readonly intake: ProviderIntake) {}
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+    this.routes ??= new Map(this.intake.sources().flatMap(({ provider, source }) => source.paths.map(({ path, kind }) => [trimmed(path), { provider, source, kind }] as const)));
     const route = request.method === 'POST' ? this.routes.get(trimmed(request.originalUrl.split('?')[0])) : undefined;
     if (!route) return next();
     const ids = route.source.parse(route.kind, request.body);

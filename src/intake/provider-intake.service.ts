@@ -62,6 +62,9 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
   onApplicationBootstrap(): void {
     const sources = this.sources();
     if (sources.length === 0) return;
+    for (const { provider, source } of sources) {
+      for (const { kind } of source.paths) if (!this.handlers.has(kind)) throw new Error(`The notifications of ${provider} name ${kind}, which nothing handles`);
+    }
     for (const { provider, source } of sources) if (source.register) void this.register(provider, source);
     this.timers.push(setInterval(() => void this.run(), POLL_MS));
   }
@@ -90,7 +93,10 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
 
   /** One batch: each id settled by its kind's handler, then dropped; one whose check fails is tried again later. How many were looked at. */
   private async drain(): Promise<number> {
-    const claimed = await this.inbox.claim(BATCH);
+    // This instance's providers only: another instance, configured with others, settles theirs.
+    const providers = this.sources().map(({ provider }) => provider);
+    if (providers.length === 0) return 0;
+    const claimed = await this.inbox.claim(providers, BATCH);
     for (const item of claimed) await this.settle(item);
     return claimed.length;
   }
@@ -98,7 +104,12 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
   private async settle(item: InboxItem): Promise<void> {
     const settle = this.handlers.get(item.kind);
     try {
-      if (!settle) throw new Error(`No handler for notifications of kind ${item.kind}`);
+      if (!settle) {
+        // Asking again cannot help: dropped, and said.
+        this.logger.error({ provider: item.provider, kind: item.kind, id: item.objectId }, 'A provider notification of a kind nothing handles was dropped');
+        await this.inbox.done(item);
+        return;
+      }
       await settle(item.provider, item.objectId);
       await this.inbox.done(item);
     } catch (error) {

@@ -24,7 +24,8 @@ export interface BackingReport {
  *   (the end-to-end id its /cobr reported, or its receipt);
  * - the sandbox's: its own record of the payment (sandbox_payments, written by its events route), of the
  *   card charge it approved (sandbox_card_charges) or of the recurring charge it settled, of the sale's amount;
- * - any other provider's: not backed until its evidence is checked here.
+ * - any other provider's: its answer named on the sale (the provider's id for the payment,
+ *   external_transaction_id), until a check of its own records is written here.
  * And for a PSP's sales the returns must match the ledger: what the PSP holds for the sale (PSP_HOLDINGS)
  * is minus its amount plus every completed return, and what is in transit (REFUNDS_IN_TRANSIT) every
  * pending one. It reads the tables of the providers' evidence directly: an audit, read-only, run by the
@@ -33,7 +34,7 @@ export interface BackingReport {
 export async function checkProviderBacking(dataSource: DataSource): Promise<BackingReport> {
   const held: Array<{ id: number; holder: string; amount_cents: string; backed: boolean; reason: string | null }> = await dataSource.query(`
     WITH held AS (
-      SELECT s.id, s.amount_cents, s.pix_end_to_end_id,
+      SELECT s.id, s.amount_cents, s.pix_end_to_end_id, s.external_transaction_id,
              s.provider AS holder, s.automatic_pix_sent_at IS NOT NULL AS automatic
         FROM sales s
        WHERE s.status IN ('PAGO', 'ESTORNADO', 'MED', 'CHARGEBACK')),
@@ -48,12 +49,12 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
            CASE WHEN holder = 'api-pix' AND automatic THEN psp_pix OR pix_end_to_end_id IS NOT NULL
                 WHEN holder = 'api-pix' THEN psp_pix
                 WHEN holder = 'sandbox' THEN sandbox_payment OR sandbox_card OR sandbox_recurring
-                ELSE false END AS backed,
+                ELSE external_transaction_id IS NOT NULL END AS backed,
            CASE WHEN holder = 'api-pix' AND automatic THEN 'no settlement of its recurring charge'
                 WHEN holder = 'api-pix' THEN CASE WHEN pix_end_to_end_id IS NULL THEN 'held as paid with no Pix named'
                                                   ELSE 'no Pix confirmed by the PSP with its end-to-end id and amount' END
                 WHEN holder = 'sandbox' THEN 'the sandbox has no record of its payment'
-                ELSE 'no check of this provider''s records' END AS reason
+                ELSE 'held as paid with no payment of its provider named' END AS reason
       FROM evidence`);
   const returns: Array<{ id: number; returns: string; completed: string; pending: string; held_delta: string; in_transit: string; amount_cents: string }> = await dataSource.query(`
     SELECT s.id, s.amount_cents,

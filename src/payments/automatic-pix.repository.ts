@@ -31,11 +31,11 @@ const CHARGE_COLUMNS = `s.id AS "saleId", s.provider, s.seller_id AS "sellerId",
 export class AutomaticPixRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The seller's sales whose recurring charge is at the PSP and still open. */
-  async openChargeIds(sellerId: number): Promise<number[]> {
+  /** The seller's sales whose recurring charge is at `provider` and still open. */
+  async openChargeIds(sellerId: number, provider: string): Promise<number[]> {
     const rows: Array<{ id: number }> = await this.dataSource.query(
-      `SELECT id FROM sales WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NOT NULL AND seller_id = $1 ORDER BY id`,
-      [sellerId],
+      `SELECT id FROM sales WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NOT NULL AND seller_id = $1 AND provider = $2 ORDER BY id`,
+      [sellerId, provider],
     );
     return rows.map((row) => row.id);
   }
@@ -62,8 +62,7 @@ export class AutomaticPixRepository {
   }
 
   /** The seller's subscriptions whose authorization is among `recurrenceIds` (the webhook's). */
-  async subscriptionsOfRecurrences(recurrenceIds: string[]): Promise<number[]> {
-    const rows: Array<{ id: number }> = await this.dataSource.query(`SELECT id FROM subscriptions WHERE automatic_pix_recurrence_id = ANY($1::varchar[])`, [recurrenceIds]);
-    return rows.map((row) => row.id);
+  async subscriptionsOfRecurrences(recurrenceIds: string[]): Promise<Array<{ id: number; provider: string | null }>> {
+    return this.dataSource.query(`SELECT id, provider FROM subscriptions WHERE automatic_pix_recurrence_id = ANY($1::varchar[])`, [recurrenceIds]);
   }
 }

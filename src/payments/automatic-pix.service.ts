@@ -50,7 +50,7 @@ export interface AuthorizationOrder {
   trialDays: number;
   cycle: BillingCycle;
   amountCents: Cents;
-  debtor: { document: string; name: string };
+  debtor: { document: string; documentType: 'CPF' | 'CNPJ'; name: string };
   object: string;
 }
 
@@ -88,10 +88,11 @@ export class AutomaticPixService implements OnModuleInit {
    * have told (pending authorizations and open charges every minute, authorized recurrences every hour).
    */
   onModuleInit(): void {
-    this.intake.handle('rec', (_provider, recurrenceId) => this.syncRecurrences([recurrenceId], new Date()));
-    this.intake.handle('cobr', async (_provider, txid) => {
+    // Only what the notifying provider holds is asked about (a notification naming another's changes nothing).
+    this.intake.handle('rec', (provider, recurrenceId) => this.syncRecurrences([recurrenceId], new Date(), provider));
+    this.intake.handle('cobr', async (provider, txid) => {
       const saleId = saleIdOfRecurringTxid(txid);
-      if (saleId !== null) await this.syncCharges([saleId], new Date());
+      if (saleId !== null) await this.syncCharges([saleId], new Date(), provider);
     });
   }
 
@@ -147,13 +148,16 @@ export class AutomaticPixService implements OnModuleInit {
   }
 
   /** The subscriptions of these recurrences (the PSP's webhook), their authorizations asked about now. */
-  async syncRecurrences(recurrenceIds: string[], now: Date): Promise<void> {
-    for (const id of await this.repository.subscriptionsOfRecurrences(recurrenceIds)) await this.syncAuthorization(id, now);
+  async syncRecurrences(recurrenceIds: string[], now: Date, provider?: string): Promise<void> {
+    for (const { id, provider: holder } of await this.repository.subscriptionsOfRecurrences(recurrenceIds)) {
+      if (provider === undefined || holder === provider) await this.syncAuthorization(id, now);
+    }
   }
 
   /** The sales of `saleIds` whose recurring charge is open, asked about now (a webhook or the sandbox's payer). */
-  async syncCharges(saleIds: number[], now: Date): Promise<void> {
+  async syncCharges(saleIds: number[], now: Date, provider?: string): Promise<void> {
     for (const charge of await this.repository.charges(saleIds)) {
+      if (provider !== undefined && charge.provider !== provider) continue;
       if (charge.sentAt && charge.status === 'PENDENTE') await this.syncCharge(charge, now);
     }
   }
@@ -195,7 +199,7 @@ export class AutomaticPixService implements OnModuleInit {
               expiresAt: null,
               receiverKey: null,
               profile: await this.sellers.salesProfile(subscription.sellerId),
-              payer: { name: subscription.customerName, documentType: subscription.customerDocument?.length === 14 ? 'CNPJ' : 'CPF', documentNumber: subscription.customerDocument },
+              payer: { name: subscription.customerName, documentType: subscription.customerDocumentType, documentNumber: subscription.customerDocument },
               description: subscription.productName,
             },
             now,
@@ -380,7 +384,7 @@ export class AutomaticPixService implements OnModuleInit {
         expiresAt: sale.expiresAt,
         receiverKey: null,
         profile: await this.sellers.salesProfile(charge.sellerId),
-        payer: { name: subscription.customerName, documentType: subscription.customerDocument?.length === 14 ? 'CNPJ' : 'CPF', documentNumber: subscription.customerDocument },
+        payer: { name: subscription.customerName, documentType: subscription.customerDocumentType, documentNumber: subscription.customerDocument },
         description: subscription.productName,
       },
       now,
@@ -412,3 +416,4 @@ function endReason(state: RecurrenceState): string {
     }
   }
 }
+

@@ -230,7 +230,15 @@ export class BillingService {
    * each card is charged with its sale's id as reference, `concurrency` calls at once; (4) one unit of work
    * applies every answer. A sale left between (3) and (4) is resolved by the recovery job.
    */
-  private async chargeDue(due: Due[], now: Date, concurrency: number): Promise<Due[]> {
+  private async chargeDue(all: Due[], now: Date, concurrency: number): Promise<Due[]> {
+    // A card held by a provider configured on no rail here is not billed here (nothing could charge it):
+    // left as it is, and said, until an instance where its provider is configured bills it.
+    const due = all.filter(({ subscription }) => subscription.paymentMethod === 'PIX' || this.providers.isConfigured(this.providerOf(subscription)));
+    if (due.length < all.length) {
+      const left = all.filter((one) => !due.includes(one)).map(({ subscription }) => ({ id: subscription.id, provider: subscription.provider }));
+      this.logger.error({ subscriptions: left }, 'Renewals of cards held by a provider not configured here are left unbilled');
+    }
+    if (due.length === 0) return [];
     const saleIds = await this.sales.nextIds(due.length);
     const planned: PlannedCharge[] = due.map(({ subscription, action }, index) => {
       const retry = action.kind === 'RETRY';
@@ -336,12 +344,17 @@ export class BillingService {
           for (const { sale } of turn.filter(({ subscription }) => halted.has(subscription.id))) {
             outcomes.push({ saleId: sale.id, charge: await this.providers.card(sale.provider, `Sale ${sale.id}`).voidCharge(chargeReference(sale.id)) });
           }
-          // Each card is charged by the provider that holds it (its subscription's, on the sale).
+          // Each card is charged by the provider that holds it (its subscription's, on the sale); one
+          // provider's failure leaves its own cards to the recovery job, not the others'.
           for (const charged of groupBy(turn.filter(({ subscription }) => !halted.has(subscription.id)), ({ sale }) => sale.provider)) {
-            const answers = await this.providers.card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`).chargeCards(
-              charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' })),
-            );
-            charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answers[index] }));
+            try {
+              const answers = await this.providers.card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`).chargeCards(
+                charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' })),
+              );
+              charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answers[index] }));
+            } catch (error) {
+              this.logger.error({ err: error, saleIds: charged.map(({ sale }) => sale.id) }, 'Renewal charges did not answer; the recovery job resolves their sales');
+            }
           }
         } catch (error) {
           this.logger.error({ err: error, saleIds: turn.map(({ sale }) => sale.id) }, 'Renewal charges did not answer; the recovery job resolves their sales');
@@ -364,9 +377,14 @@ export class BillingService {
       .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not give a billing batch back to the recovery job; it takes it within a minute'));
   }
 
-  /** The provider of a subscription's next sale: the one that holds its card or recurrence, else (plain PIX) the PIX rail's. */
+  /**
+   * The provider of a subscription's next sale: the one that holds its stored card or its live Pix
+   * Automático recurrence; a plain PIX renewal (never authorized, or its authorization ended) is the PIX
+   * rail's provider's.
+   */
   private providerOf(subscription: SubscriptionEntity): string {
-    return subscription.provider ?? this.providers.forNew(railOf(subscription.paymentMethod));
+    const holds = subscription.paymentMethod !== 'PIX' || collectsAutomatically(subscription.automaticPixStatus);
+    return (holds ? subscription.provider : null) ?? this.providers.forNew(railOf(subscription.paymentMethod));
   }
 
   /**
@@ -419,7 +437,7 @@ export class BillingService {
           expiresAt: addDays(dueAt, this.dunning.pixExpiryDays),
           receiverKey: null,
           profile,
-          payer: { name, documentType: number ? (number.length > 11 ? 'CNPJ' : 'CPF') : null, documentNumber: number },
+          payer: { name, documentType: subscription.customerDocumentType, documentNumber: number },
           description: subscription.productName,
         },
         new Date(),
@@ -453,7 +471,7 @@ function chargeSaleColumns(
     installments: card ? 1 : null,
     customerName: current.customerName,
     customerEmail: current.customerEmail,
-    customerDocumentType: current.customerDocument ? (current.customerDocument.length > 11 ? 'cnpj' : 'cpf') : null,
+    customerDocumentType: current.customerDocumentType,
     customerDocumentNumber: current.customerDocument,
     customerPhone: current.customerPhone,
     cardToken: card ? current.cardToken : null,

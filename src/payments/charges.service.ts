@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -10,6 +10,7 @@ import { DisputeSaleEvent, SaleEvent, SaleStatus } from '../domain/sale-status';
 import { LedgerService } from '../ledger/ledger.service';
 import { chargeReference, CardProvider, ChargeResult } from '../providers/card-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
+import { ProviderIntake } from '../intake/provider-intake.service';
 import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
@@ -92,7 +93,7 @@ export interface ChargeOutcome {
  * any transaction.
  */
 @Injectable()
-export class ChargesService {
+export class ChargesService implements OnModuleInit {
   private readonly logger = new Logger(ChargesService.name);
 
   constructor(
@@ -102,7 +103,28 @@ export class ChargesService {
     private readonly ledger: LedgerService,
     private readonly providers: ProviderRegistry,
     private readonly config: AppConfig,
+    private readonly intake: ProviderIntake,
   ) {}
+
+  /**
+   * An acquirer's notification of a card charge (`card-charge`: our reference, the sale's id), kept by the
+   * intake: the charge is asked of the sale's own acquirer (findCharge) and its answer applied as the
+   * charge's answer would have been. A reference that is not a card sale of that provider changes nothing.
+   */
+  onModuleInit(): void {
+    this.intake.handle('card-charge', (provider, reference) => this.settleNotifiedCharge(provider, reference));
+  }
+
+  private async settleNotifiedCharge(provider: string, reference: string): Promise<void> {
+    const saleId = /^[1-9][0-9]{0,9}$/.test(reference) ? Number(reference) : null;
+    const sale = saleId === null ? null : await this.sales.findById(saleId);
+    if (!sale || sale.provider !== provider || chargeReference(sale.id) !== reference || (sale.paymentMethod !== 'CREDIT_CARD' && sale.paymentMethod !== 'DEBIT_CARD')) {
+      this.logger.warn({ provider, reference }, 'A notification named a card charge that is not one of this provider’s sales; nothing was done');
+      return;
+    }
+    const charge = await this.providers.card(provider, `Sale ${sale.id}`).findCharge(reference);
+    if (charge) await this.applyOutcomesOrEach([{ saleId: sale.id, charge }], new Date());
+  }
 
   /**
    * The acquirer's answers to card charges, in one transaction on the sales locked by it: EM_PROCESSAMENTO

@@ -80,7 +80,7 @@ export class PixReceiptsService implements OnModuleInit {
       const saleId = saleIdOfTxid(pix.txid) ?? recurringSaleId;
       const [sale] = saleId === null ? [] : await this.sales.findByIdsForUpdate([saleId], manager);
       const ours =
-        sale && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.provider === provider && sale.externalTransactionId === pix.txid) ? sale : null;
+        sale && sale.provider === provider && (recurringSaleId !== null ? sale.automaticPixSentAt !== null : sale.externalTransactionId === pix.txid) ? sale : null;
       // The same Pix applied already by another path (Pix Automático's charge, fetched from /cobr): recorded, nothing moves.
       const alreadyApplied = ours !== null && ours.pixEndToEndId === pix.endToEndId;
       const outcome = alreadyApplied ? 'APPLIED' : outcomeOf(ours, pix);

@@ -19,8 +19,8 @@ export interface RecurrenceRequest {
   contract: string;
   /** What the payer sees it is for (vinculo.objeto, cut to 35 characters). */
   object: string;
-  /** The payer (vinculo.devedor): a CPF (11 digits) or CNPJ (14) and a name. */
-  debtor: { document: string; name: string };
+  /** The payer (vinculo.devedor): a CPF (11 digits) or CNPJ (14), its type, and a name. */
+  debtor: { document: string; documentType: 'CPF' | 'CNPJ'; name: string };
   period: RecurrencePeriod;
   /** The first charge's date, YYYY-MM-DD (calendario.dataInicial). */
   firstDate: string;

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig, ProviderRail } from '../config/app-config';
 import { InvalidEnvironmentError } from '../config/env.schema';
 import { DomainError } from '../domain/domain-error';
@@ -42,15 +42,28 @@ const PORT_WORDS: Record<Port, string> = { card: 'card payments', boleto: 'bolet
  * another provider in its place).
  */
 @Injectable()
-export class ProviderRegistry {
-  private readonly byName: ReadonlyMap<string, ProviderAdapters>;
+export class ProviderRegistry implements OnModuleInit {
+  private readonly byName = new Map<string, ProviderAdapters>();
   private readonly rails: Record<ProviderRail, string>;
   private readonly configured: ReadonlySet<string>;
 
   constructor(@Inject(PROVIDER_ADAPTERS) adapters: ProviderAdapters[], config: AppConfig) {
-    this.byName = new Map(adapters.map((adapter) => [adapter.name, adapter]));
+    for (const adapter of adapters) this.add(adapter);
     this.rails = config.providers;
     this.configured = new Set(Object.values(this.rails));
+  }
+
+  /**
+   * A provider the embedding application brings (a test's adapter), added after the application is
+   * created and before it is initialized (createApp's `providers`): the configuration may name it.
+   */
+  add(adapters: ProviderAdapters): void {
+    if (this.byName.has(adapters.name)) throw new Error(`Two providers named ${adapters.name}`);
+    this.byName.set(adapters.name, adapters);
+  }
+
+  /** Each rail names a provider that takes it, or the boot stops with a one-line reason. */
+  onModuleInit(): void {
     for (const [rail, name] of Object.entries(this.rails) as Array<[ProviderRail, string]>) {
       const port = RAIL_PORT[rail];
       if (!this.byName.get(name)?.[port]) {

@@ -35,14 +35,14 @@ export class SandboxPayerService {
     private readonly config: AppConfig,
   ) {}
 
-  /** With a PSP (PIX_PROVIDER=api-pix) the payer's bank is real: the sandbox plays nothing. */
-  private assertSandboxPlaysThePayer(): void {
-    if (this.config.pixProvider !== 'sandbox') throw new DomainError('FORBIDDEN', 'Pix Automático is played by the PSP (PIX_PROVIDER=api-pix), not by the sandbox');
+  /** The payer's bank is the sandbox's to play only for a record the sandbox holds; a PSP's payer is real. */
+  private assertSandboxPlaysThePayer(provider: string | null): void {
+    if (provider !== 'sandbox') throw new DomainError('FORBIDDEN', `Pix Automático is played by the PSP (${provider ?? 'none'}), not by the sandbox`);
   }
 
   async decide(sellerId: number, subscriptionId: number, decision: PayerDecision, now: Date): Promise<SubscriptionResponse> {
-    this.assertSandboxPlaysThePayer();
     const subscription = assertOwnedSubscription(await this.subscriptions.findById(subscriptionId), sellerId, subscriptionId);
+    if (subscription.automaticPixRecurrenceId) this.assertSandboxPlaysThePayer(subscription.provider);
     if (!subscription.automaticPixRecurrenceId) throw new DomainError('INVALID_TRANSITION', `Subscription ${subscriptionId} is not paid by Pix Automático`);
     if (!(await this.bank.payerDecides(subscription.automaticPixRecurrenceId, decision))) {
       throw new InvalidTransitionError(`authorization ${subscription.automaticPixStatus}`, decision);
@@ -52,9 +52,9 @@ export class SandboxPayerService {
   }
 
   async settleAttempt(sellerId: number, saleId: number, outcome: SandboxAttemptOutcome, now: Date): Promise<TransactionResponse> {
-    this.assertSandboxPlaysThePayer();
     const sale = await this.sales.findById(saleId);
     assertOwnedSale(sale, sellerId, saleId);
+    this.assertSandboxPlaysThePayer(sale.provider);
     if (!sale.automaticPixSentAt) {
       throw new DomainError('INVALID_TRANSITION', `Sale ${saleId} has no Pix Automático charge at the PSP (renewals are sent 4 days before they are due)`);
     }
@@ -71,9 +71,8 @@ export class SandboxPayerService {
    * PENDENTE sale only).
    */
   async payingFirstCharge(sellerId: number, saleId: number, now: Date): Promise<void> {
-    if (this.config.pixProvider !== 'sandbox') return;
     const sale = await this.sales.findById(saleId);
-    if (!sale?.subscriptionId || sale.sellerId !== sellerId || sale.status !== 'PENDENTE') return;
+    if (!sale?.subscriptionId || sale.provider !== 'sandbox' || sale.sellerId !== sellerId || sale.status !== 'PENDENTE') return;
     const recurrenceId = await this.bank.recurrenceOfFirstCharge(pixTxid(saleId));
     if (!recurrenceId || !(await this.bank.payerDecides(recurrenceId, 'AUTHORIZE'))) return;
     await this.automaticPix.syncAuthorization(sale.subscriptionId, now);
@@ -81,8 +80,7 @@ export class SandboxPayerService {
 
   /** The scheduler route at `now`: every attempt due by then that nothing settled is paid (the payer's account has the money). */
   async collectDue(sellerId: number, now: Date): Promise<void> {
-    if (this.config.pixProvider !== 'sandbox') return;
-    const open = await this.charges.openChargeIds(sellerId);
+    const open = await this.charges.openChargeIds(sellerId, 'sandbox');
     const paid = await this.bank.collectDue(open.map(recurringChargeTxid), now);
     await this.automaticPix.syncCharges(
       open.filter((saleId) => paid.includes(recurringChargeTxid(saleId))),

@@ -63,10 +63,11 @@ export class SandboxRecordsService {
     if (!requested) return realNow;
     const now = new Date(requested);
     const ahead = now.getTime() > realNow.getTime() + CLOCK_SKEW_MS;
-    if (ahead && this.config.pixProvider !== 'sandbox' && !this.config.sandboxClockMovesRealRecords) {
+    const real = [...new Set(Object.values(this.config.providers))].filter((name) => name !== 'sandbox');
+    if (ahead && real.length > 0 && !this.config.sandboxClockMovesRealRecords) {
       throw new DomainError(
         'NOT_SUPPORTED',
-        `The sandbox's clock cannot run ahead while the provider ${this.config.pixProvider} holds PIX records: it would expire, bill and cancel them early. ` +
+        `The sandbox's clock cannot run ahead while the provider ${real.join(', ')} holds records: it would expire, bill and cancel them early. ` +
           'Omit now (the real clock), or set SANDBOX_CLOCK_MOVES_REAL_RECORDS=true in a test environment',
       );
     }

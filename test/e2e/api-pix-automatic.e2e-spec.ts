@@ -24,7 +24,7 @@ const RECEIVER_KEY = '0f5e7a12-6c1d-4a8e-9b3f-2d4c6e8a0b1c';
 const ACCOUNT: ReceiverAccount = { agencia: '0001', conta: '00987654', tipoConta: 'CORRENTE' };
 /** A Monday, noon in Brasília. */
 const START = '2026-03-02T15:00:00.000Z';
-const DEBTOR = { document: '52998224725', name: 'João da Silva' };
+const DEBTOR = { document: '52998224725', documentType: 'CPF' as const, name: 'João da Silva' };
 const POST_REC_PATH = /^\/v2\/rec$/;
 
 let certs: PixCertificates;

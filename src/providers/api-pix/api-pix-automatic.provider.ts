@@ -183,7 +183,7 @@ export class ApiPixAutomaticProvider implements AutomaticPixProvider {
       const query = new URLSearchParams({
         inicio,
         fim,
-        [documentField(request.debtor.document)]: request.debtor.document,
+        [documentField(request.debtor)]: request.debtor.document,
         'paginacao.paginaAtual': String(page),
         'paginacao.itensPorPagina': String(PAGE_SIZE),
       });
@@ -205,7 +205,7 @@ export class ApiPixAutomaticProvider implements AutomaticPixProvider {
     const body = {
       vinculo: {
         objeto: request.object.slice(0, 35),
-        devedor: { [documentField(request.debtor.document)]: request.debtor.document, nome: request.debtor.name.slice(0, 140) },
+        devedor: { [documentField(request.debtor)]: request.debtor.document, nome: request.debtor.name.slice(0, 140) },
         contrato: request.contract,
       },
       calendario: { dataInicial: request.firstDate, ...(request.endDate ? { dataFinal: request.endDate } : {}), periodicidade: request.period },
@@ -232,9 +232,9 @@ export class ApiPixAutomaticProvider implements AutomaticPixProvider {
   }
 }
 
-/** A CPF has 11 digits, a CNPJ 14 characters (letters allowed since 2026). */
-function documentField(document: string): 'cpf' | 'cnpj' {
-  return document.length === 11 ? 'cpf' : 'cnpj';
+/** The API Pix field of the debtor's document. */
+function documentField(debtor: RecurrenceRequest['debtor']): 'cpf' | 'cnpj' {
+  return debtor.documentType === 'CPF' ? 'cpf' : 'cnpj';
 }
 
 function createdAt(rec: RecWire): number {

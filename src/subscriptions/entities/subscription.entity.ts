@@ -50,6 +50,10 @@ export class SubscriptionEntity {
   @Column({ name: 'customer_email', type: 'varchar' })
   customerEmail: string;
 
+  /** The customer's document type, as the sale that opened it had it (null without a document). */
+  @Column({ name: 'customer_document_type', type: 'varchar', nullable: true })
+  customerDocumentType: 'cpf' | 'cnpj' | null;
+
   @Column({ name: 'customer_document', type: 'varchar', nullable: true })
   customerDocument: string | null;
 

@@ -1,3 +1,4 @@
+import { ProviderAdapters } from '../../../src/providers/provider-registry';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
@@ -15,9 +16,10 @@ export interface TestApp {
 
 /**
  * Boots the real application (AppModule, as `npm start` runs it) on the run's database and Redis.
- * `env` overrides environment variables for this app only.
+ * `env` overrides environment variables for this app only; `options.providers` registers providers' adapters
+ * besides the application's own (a test's acquirer).
  */
-export async function startApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string | undefined> = {}, options: { providers?: ProviderAdapters[] } = {}): Promise<TestApp> {
   const saved: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(env)) {
     saved[key] = process.env[key];
@@ -25,7 +27,7 @@ export async function startApp(env: Record<string, string | undefined> = {}): Pr
     else process.env[key] = value;
   }
   try {
-    const app = await createApp();
+    const app = await createApp(options);
     await app.init();
     return {
       app,
