@@ -6,6 +6,7 @@ import { cents } from '../../src/domain/money';
 import { PayoutRefusedError } from '../../src/providers/payout-provider.port';
 import { ProviderRegistry } from '../../src/providers/provider-registry';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
+import { until } from './setup/processes';
 import { Receiver } from './setup/receiver';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -14,16 +15,6 @@ import { startApp, TestApp } from './setup/test-app';
 const RECOVERY_AFTER_SECONDS = 2;
 const CPF_KEY = '52998224725';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /**
  * A withdrawal whose payout answer was lost is settled by asking the payout provider (findPayout) by its

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { DataSource } from 'typeorm';
 import { createSeller, TestSeller } from './setup/factories';
-import { ServiceProcess, startServiceProcess } from './setup/processes';
+import { ServiceProcess, startServiceProcess, until } from './setup/processes';
 import { recordReliability } from './setup/reliability-report';
 import { balanceOf, createSale, saleBody, sendEvent } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -12,16 +12,6 @@ import { cents } from '../../src/domain/money';
 const RECOVERY_AFTER_SECONDS = 2;
 const databaseName = () => new URL(process.env.E2E_DATABASE_URL as string).pathname.slice(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /**
  * Faults around the provider calls (issue 8): the second transaction failing, the provider not

@@ -70,3 +70,14 @@ async function signal(child: ChildProcess, name: NodeJS.Signals): Promise<void> 
   child.kill(name);
   await exited;
 }
+
+/** Polls `probe` every 50 ms until it answers a value (not null, undefined or false), which it returns; fails after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
