@@ -76,16 +76,16 @@ export class CashoutRepository {
    * (provider_checked_at) so that instances running the job together do not ask about it at once; with
    * the look-ups made of each so far (its backoff).
    */
-  async claimPayoutChecks(ageSeconds: number, sellerId: number | null, limit: number): Promise<Array<{ id: number; checks: number }>> {
+  async claimPayoutChecks(ageSeconds: number, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; checks: number }>> {
     const rows = await PAYOUT_LEASE.claim<{ id: number; payout_checks: number }>(
       this.dataSource,
       `SELECT id FROM withdrawals
         WHERE status IN ('PENDING', 'PROCESSING') AND updated_at <= now() - make_interval(secs => $1)
           AND (payout_check_at IS NULL OR payout_check_at <= now())
-          AND ($2::int IS NULL OR seller_id = $2)
+          AND ($2::int IS NULL OR seller_id = $2) AND provider = ANY($4::varchar[])
           AND ${PAYOUT_LEASE.free()}
         ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [ageSeconds, sellerId, limit],
+      [ageSeconds, sellerId, limit, providers],
       ['id', 'payout_checks'],
     );
     return rows.map((row) => ({ id: row.id, checks: row.payout_checks }));

@@ -200,7 +200,7 @@ export class CashoutService {
    */
   async recoverPayouts(sellerId: number | null): Promise<PayoutRecoverySummary> {
     const firstDelay = this.config.providerRecoveryAfterSeconds;
-    const claimed = await this.withdrawals.claimPayoutChecks(firstDelay, sellerId, RECOVERY_BATCH);
+    const claimed = await this.withdrawals.claimPayoutChecks(firstDelay, sellerId, RECOVERY_BATCH, this.providers.configuredNames());
     await this.withdrawals.scheduleNextChecks(claimed.map(({ id, checks }) => ({ id, delaySeconds: payoutCheckDelaySeconds(firstDelay, checks + 1) })));
     const summary: PayoutRecoverySummary = { sent: 0, recovered: 0 };
     for (const { id } of claimed) {

@@ -46,12 +46,13 @@ export class AutomaticPixRepository {
   }
 
   /** Sent recurring charges whose sale was cancelled here (the subscription stopped): still to cancel at the PSP. */
-  async chargesToCancel(sellerId: number | null, limit: number): Promise<AutomaticCharge[]> {
+  async chargesToCancel(sellerId: number | null, limit: number, providers: readonly string[]): Promise<AutomaticCharge[]> {
     return this.dataSource.query(
       `SELECT ${CHARGE_COLUMNS} FROM sales s JOIN subscriptions sub ON sub.id = s.subscription_id
         WHERE s.automatic_pix_sent_at IS NOT NULL AND s.status = 'CANCELADO' AND s.pix_charge_closed_at IS NULL AND ($1::int IS NULL OR s.seller_id = $1)
+          AND s.provider = ANY($3::varchar[])
         ORDER BY s.id LIMIT $2`,
-      [sellerId, limit],
+      [sellerId, limit, providers],
     );
   }
 

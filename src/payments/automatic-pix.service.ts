@@ -120,11 +120,11 @@ export class AutomaticPixService implements OnModuleInit {
   /** One pass of the jobs at `now`, for one seller or all: charges sent, open ones and pending authorizations asked about, stopped ones closed at the PSP. */
   async runDueWork(now: Date, sellerId: number | null): Promise<AutomaticPixSummary> {
     const summary: AutomaticPixSummary = { chargesSent: 0, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 };
-    for (const id of await this.subscriptions.claimAutomaticPixAuthorizationsToCheck(sellerId, BATCH)) {
+    for (const id of await this.subscriptions.claimAutomaticPixAuthorizationsToCheck(sellerId, BATCH, this.providers.configuredNames())) {
       if (await this.syncAuthorization(id, now).catch((error: unknown) => this.failed(error, 'authorization', id))) summary.authorizationsChanged += 1;
     }
     summary.chargesSent = await this.sendDue(now, sellerId);
-    for (const charge of await this.repository.charges(await this.sales.claimOpenAutomaticPixCharges(sellerId, BATCH))) {
+    for (const charge of await this.repository.charges(await this.sales.claimOpenAutomaticPixCharges(sellerId, BATCH, this.providers.configuredNames()))) {
       const outcome = await this.syncCharge(charge, now).catch((error: unknown) => this.failed(error, 'charge', charge.saleId));
       if (outcome === 'SETTLED') summary.chargesSettled += 1;
       if (outcome === 'RETRY_ASKED') summary.retriesAsked += 1;
@@ -302,7 +302,7 @@ export class AutomaticPixService implements OnModuleInit {
 
   /** Up to SEND_BATCH charges due to be sent by `sendBy`, each claimed (leased on its sale), as the jobs read them. */
   private async claimChargesToSend(sendBy: string, sellerId: number | null): Promise<AutomaticCharge[]> {
-    return this.repository.charges(await this.sales.claimAutomaticPixChargesToSend(sendBy, sellerId, SEND_BATCH));
+    return this.repository.charges(await this.sales.claimAutomaticPixChargesToSend(sendBy, sellerId, SEND_BATCH, this.providers.configuredNames()));
   }
 
   /** One claimed charge: sent to the PSP, fallen back to a QR, or failed (its lease given back at the end of the pass). */
@@ -362,7 +362,7 @@ export class AutomaticPixService implements OnModuleInit {
 
   /** Recurring charges of sales cancelled here (their subscription stopped): cancelled at the PSP, so nothing more is collected. */
   private async closeCancelledCharges(sellerId: number | null, now: Date): Promise<void> {
-    for (const charge of await this.repository.chargesToCancel(sellerId, BATCH)) {
+    for (const charge of await this.repository.chargesToCancel(sellerId, BATCH, this.providers.configuredNames())) {
       try {
         await this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).cancelRecurringCharge(recurringChargeTxid(charge.saleId));
         await this.sales.markPixChargeClosed(charge.saleId, now);

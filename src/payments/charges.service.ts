@@ -284,7 +284,7 @@ export class ChargesService implements OnModuleInit {
    * finishes what a crash left between the two. A refund that fails stays due for the next pass.
    */
   async refundDue(saleIds: number[] | null, now: Date, sellerId: number | null = null): Promise<number> {
-    const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH);
+    const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH, this.providers.configuredNames());
     const refunded: number[] = [];
     for (const { id, provider, amountCents } of due) {
       try {
@@ -310,7 +310,7 @@ export class ChargesService implements OnModuleInit {
    * Either way each sale ends with at most one charge, its record in the right state.
    */
   async recoverCharges(sellerId: number | null): Promise<number> {
-    const stuck = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH);
+    const stuck = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH, this.providers.configuredNames());
     const outcomes = await this.askProvider(stuck, (acquirer, reference) => acquirer.findCharge(reference).then((charge) => charge ?? acquirer.voidCharge(reference)));
     return this.applyOutcomesOrEach(outcomes, new Date());
   }

@@ -120,10 +120,10 @@ export class RefundsRepository {
   }
 
   /** Refunds still PENDING whose last change is older than `ageSeconds`: to send again, or to ask the provider about. */
-  async pending(ageSeconds: number, limit: number): Promise<RefundRow[]> {
+  async pending(ageSeconds: number, limit: number, providers: readonly string[]): Promise<RefundRow[]> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM sale_refunds WHERE status = 'PENDING' AND updated_at <= now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
-      [ageSeconds, limit],
+      `SELECT ${COLUMNS} FROM sale_refunds WHERE status = 'PENDING' AND updated_at <= now() - make_interval(secs => $1) AND provider = ANY($3::varchar[]) ORDER BY updated_at LIMIT $2`,
+      [ageSeconds, limit, providers],
     );
     return rows.map(hydrate);
   }

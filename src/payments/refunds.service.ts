@@ -239,7 +239,7 @@ export class RefundsService {
 
   /** PENDING refunds left alone for a while: sent again when their request never got through, asked about otherwise. */
   async retryPending(): Promise<number> {
-    const pending = await this.refunds.pending(RETRY_AFTER_SECONDS, BATCH);
+    const pending = await this.refunds.pending(RETRY_AFTER_SECONDS, BATCH, this.providers.configuredNames());
     for (const refund of pending) {
       try {
         const sale = await this.sales.findById(refund.saleId);

@@ -78,8 +78,11 @@ export class PixReceiptsRepository {
   }
 
   /** Returns not settled yet, oldest first. */
-  async pendingReturns(limit: number): Promise<ReceiptRow[]> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT ${COLUMNS} FROM pix_receipts WHERE return_status = 'PENDING' ORDER BY updated_at LIMIT $1`, [limit]);
+  async pendingReturns(limit: number, providers: readonly string[]): Promise<ReceiptRow[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM pix_receipts WHERE return_status = 'PENDING' AND provider = ANY($2::varchar[]) ORDER BY updated_at LIMIT $1`,
+      [limit, providers],
+    );
     return rows.map(hydrate);
   }
 

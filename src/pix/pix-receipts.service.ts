@@ -166,7 +166,7 @@ export class PixReceiptsService implements OnModuleInit {
 
   /** Returns asked for but not settled: asked again (never sent) or asked about. How many were looked at. */
   async settlePendingReturns(): Promise<number> {
-    const pending = await this.receipts.pendingReturns(RETURNS_BATCH);
+    const pending = await this.receipts.pendingReturns(RETURNS_BATCH, this.providers.configuredNames());
     for (const receipt of pending) {
       try {
         if (receipt.returnRequestedAt === null) await this.requestReturn(receipt);

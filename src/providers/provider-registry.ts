@@ -78,6 +78,11 @@ export class ProviderRegistry implements OnModuleInit {
     return this.rails[rail];
   }
 
+  /** The providers some rail names: the records the jobs here may act on (others' are left to where theirs is configured). */
+  configuredNames(): string[] {
+    return [...this.configured];
+  }
+
   /** Whether some rail names this provider (its records can be acted on here). */
   isConfigured(name: string): boolean {
     return this.configured.has(name);

@@ -336,14 +336,14 @@ export class SalesRepository {
    * (provider_checked_at) so that instances running the job together never ask the provider about the
    * same sale at once. The lease is committed at once: the provider is then asked outside any transaction.
    */
-  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number): Promise<Array<{ id: number; provider: string }>> {
+  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; provider: string }>> {
     return RECOVERY_LEASE.claim<{ id: number; provider: string }>(
       this.dataSource,
       `SELECT id FROM sales
         WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= now() - make_interval(secs => $1) AND ($2::int IS NULL OR seller_id = $2)
-          AND ${RECOVERY_LEASE.free()}
+          AND provider = ANY($4::varchar[]) AND ${RECOVERY_LEASE.free()}
         ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [ageSeconds, sellerId, limit],
+      [ageSeconds, sellerId, limit, providers],
       ['id', 'provider'],
     );
   }
@@ -361,13 +361,14 @@ export class SalesRepository {
   }
 
   /** Sales still PAGO that are marked to be refunded: among `ids`, or (null) the oldest `limit` of all (of one seller, or all). */
-  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number): Promise<Array<{ id: number; sellerId: number; provider: string; amountCents: Cents }>> {
+  async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; sellerId: number; provider: string; amountCents: Cents }>> {
     if (ids !== null && ids.length === 0) return [];
     const rows: Array<{ id: number; sellerId: number; provider: string; amountCents: string }> = await this.dataSource.query(
       `SELECT id, seller_id AS "sellerId", provider, amount_cents AS "amountCents" FROM sales
         WHERE refund_due_at IS NOT NULL AND status = 'PAGO' AND ($1::int[] IS NULL OR id = ANY($1::int[])) AND ($2::int IS NULL OR seller_id = $2)
+          AND provider = ANY($4::varchar[])
         ORDER BY refund_due_at LIMIT $3`,
-      [ids, sellerId, limit],
+      [ids, sellerId, limit, providers],
     );
     return rows.map((row) => ({ ...row, amountCents: cents(Number(row.amountCents)) }));
   }
@@ -550,17 +551,17 @@ export class SalesRepository {
    * Not the charge of a period a cancellation scheduled at or before its due date never gives (a
    * journey-2 trial cancelled at its end: nextBillingDate, and so the period's end, is trialEndsAt).
    */
-  async claimAutomaticPixChargesToSend(sendBy: string, sellerId: number | null, limit: number): Promise<number[]> {
+  async claimAutomaticPixChargesToSend(sendBy: string, sellerId: number | null, limit: number, providers: readonly string[]): Promise<number[]> {
     const claimed = await AUTOMATIC_PIX_CHARGE_SEND.claim(
       this.dataSource,
       `SELECT id FROM sales
         WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NULL
-          AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND ${AUTOMATIC_PIX_CHARGE_SEND.free()}
+          AND automatic_pix_due_date <= $1 AND ($2::int IS NULL OR seller_id = $2) AND provider = ANY($4::varchar[]) AND ${AUTOMATIC_PIX_CHARGE_SEND.free()}
           AND EXISTS (SELECT 1 FROM subscriptions sub WHERE sub.id = sales.subscription_id AND sub.automatic_pix_status IS DISTINCT FROM 'PENDING'
                         AND NOT (sub.scheduled_cancellation_date IS NOT NULL AND sales.billing_period = sub.current_period
                                  AND sub.scheduled_cancellation_date <= sub.period_due_at))
         ORDER BY automatic_pix_due_date LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [sendBy, sellerId, limit],
+      [sendBy, sellerId, limit, providers],
     );
     return claimed.map((row) => row.id);
   }
@@ -571,13 +572,13 @@ export class SalesRepository {
   }
 
   /** Ids of sent recurring charges still open (PENDENTE), each leased for a minute so that instances never ask about one together. */
-  async claimOpenAutomaticPixCharges(sellerId: number | null, limit: number): Promise<number[]> {
+  async claimOpenAutomaticPixCharges(sellerId: number | null, limit: number, providers: readonly string[]): Promise<number[]> {
     const claimed = await AUTOMATIC_PIX_CHARGE_POLL.claim(
       this.dataSource,
       `SELECT id FROM sales WHERE automatic_pix_due_date IS NOT NULL AND status = 'PENDENTE' AND automatic_pix_sent_at IS NOT NULL
-          AND ($1::int IS NULL OR seller_id = $1) AND ${AUTOMATIC_PIX_CHARGE_POLL.free()}
+          AND ($1::int IS NULL OR seller_id = $1) AND provider = ANY($3::varchar[]) AND ${AUTOMATIC_PIX_CHARGE_POLL.free()}
         ORDER BY automatic_pix_due_date LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [sellerId, limit],
+      [sellerId, limit, providers],
     );
     return claimed.map((row) => row.id);
   }

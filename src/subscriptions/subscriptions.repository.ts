@@ -314,21 +314,22 @@ export class SubscriptionsRepository {
    * those stopped here whose authorization is still live at the PSP (a minute), and the authorized ones
    * (an hour).
    */
-  async claimAutomaticPixAuthorizationsToCheck(sellerId: number | null, limit: number): Promise<number[]> {
+  async claimAutomaticPixAuthorizationsToCheck(sellerId: number | null, limit: number, providers: readonly string[]): Promise<number[]> {
     const pending = await AUTOMATIC_PIX_AUTHORIZATION_POLL.claim(
       this.dataSource,
       `SELECT id FROM subscriptions
         WHERE (automatic_pix_status = 'PENDING' OR (automatic_pix_status = 'AUTHORIZED' AND status IN ('CANCELLED', 'EXPIRED')))
-          AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND ${AUTOMATIC_PIX_AUTHORIZATION_POLL.free()}
+          AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND provider = ANY($3::varchar[]) AND ${AUTOMATIC_PIX_AUTHORIZATION_POLL.free()}
         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [sellerId, limit],
+      [sellerId, limit, providers],
     );
     const authorized = await AUTOMATIC_PIX_AUTHORIZED_POLL.claim(
       this.dataSource,
       `SELECT id FROM subscriptions
-        WHERE automatic_pix_status = 'AUTHORIZED' AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND ${AUTOMATIC_PIX_AUTHORIZED_POLL.free()}
+        WHERE automatic_pix_status = 'AUTHORIZED' AND automatic_pix_recurrence_id IS NOT NULL AND ($1::int IS NULL OR seller_id = $1) AND provider = ANY($3::varchar[])
+          AND ${AUTOMATIC_PIX_AUTHORIZED_POLL.free()}
         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [sellerId, limit],
+      [sellerId, limit, providers],
     );
     return [...new Set([...pending, ...authorized].map((row) => row.id))];
   }
