@@ -17,7 +17,7 @@ export class SaleEntity {
   @Column({ name: 'seller_id', type: 'integer' })
   sellerId: number;
 
-  /** Moved only through SalesService.move (the transition table of domain/sale-status.ts). */
+  /** Moved only through the money pipeline (MoneyPipeline, by the transition table of domain/sale-status.ts). */
   @Column({ type: 'varchar' })
   status: SaleStatus;
 
