@@ -112,7 +112,7 @@ export class CashoutService {
       pixKey: request.pixKey,
       pixKeyType,
     };
-    const alone = idempotent ? null : await this.commitAlone(sellerId, draft, amountCents);
+    const alone = idempotent ? null : await this.writeAlone(sellerId, draft, amountCents);
     if (alone) {
       this.enqueuePayout(alone.id);
       return { status: 201, body: toWithdrawal(alone), replayed: false };
@@ -144,7 +144,7 @@ export class CashoutService {
    * INSUFFICIENT_BALANCE when it does not cover it; null, with nothing written, when the seller has no
    * balances row yet (the transactional path creates it).
    */
-  private async commitAlone(sellerId: number, draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'>, amountCents: Cents): Promise<WithdrawalEntity | null> {
+  private async writeAlone(sellerId: number, draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'>, amountCents: Cents): Promise<WithdrawalEntity | null> {
     const id = await this.withdrawals.nextId();
     const statement = new CteStatement();
     const posting = this.ledger.prepare(statement, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect: withdrawalRequestedEffect(amountCents), provider: draft.provider }]);

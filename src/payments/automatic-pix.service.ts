@@ -218,7 +218,7 @@ export class AutomaticPixService implements OnModuleInit {
           const trialEndsAt = addDays(now, locked.trialDays);
           const dates = automaticChargeDates(trialEndsAt);
           await this.sales.scheduleAutomaticPixFirstCharge(opening, dates.dueDate, dates.expiresAt, manager);
-          await this.pipeline.commit(
+          await this.pipeline.write(
             manager,
             {
               subscriptions: [
@@ -242,7 +242,7 @@ export class AutomaticPixService implements OnModuleInit {
       }
       const byPayer = state.cancelledBy === 'USUARIO_PAGADOR' || state.cancelledBy === 'PSP_PAGADOR';
       if (outcome === 'CANCELLED' && byPayer && !isFinalSubscriptionStatus(before.status)) {
-        await this.pipeline.commit(manager, { subscriptions: [{ subscription: await saved(), event: 'CANCEL', changes: cancelledColumns(now, 'Pix Automático authorization revoked by the payer') }] }, now);
+        await this.pipeline.write(manager, { subscriptions: [{ subscription: await saved(), event: 'CANCEL', changes: cancelledColumns(now, 'Pix Automático authorization revoked by the payer') }] }, now);
       }
       await this.announceAuthorization(manager, before, now);
     });
@@ -344,7 +344,7 @@ export class AutomaticPixService implements OnModuleInit {
       const moved = await this.dataSource.transaction(async (manager) => {
         const [sale] = await this.sales.findByIdsForUpdate([charge.saleId], manager);
         if (sale?.status !== 'PENDENTE') return false;
-        await this.pipeline.commit(manager, { sales: [{ sale, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: paid.endToEndId } }] }, now);
+        await this.pipeline.write(manager, { sales: [{ sale, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: paid.endToEndId } }] }, now);
         return true;
       });
       return moved ? 'SETTLED' : null;

@@ -200,7 +200,7 @@ export class BillingService {
     const done = await this.dataSource.transaction(async (manager) => {
       const kinds = new Map(due.map(({ subscription, action }) => [subscription.id, action.kind]));
       const current = (await this.subscriptions.findByIdsForUpdate([...kinds.keys()], manager)).filter((s) => dueBillingAction(s, now, this.dunning)?.kind === kinds.get(s.id));
-      await this.pipeline.commit(
+      await this.pipeline.write(
         manager,
         {
           subscriptions: current.map((subscription) => {
@@ -287,7 +287,7 @@ export class BillingService {
       );
       const bySubscription = new Map(written.map((sale) => [sale.subscriptionId as number, sale]));
       const kept = valid.filter(({ subscription }) => bySubscription.has(subscription.id));
-      const done = await this.pipeline.commit(
+      const done = await this.pipeline.write(
         manager,
         {
           sales: replaced.map((sale) => ({ sale, event: 'CANCELLED' as const })),

@@ -137,7 +137,7 @@ export class ChargesService implements OnModuleInit {
    * subscription) is planned from that sale, without reading it under lock: the move is written only if
    * the sale is still EM_PROCESSAMENTO (the pipeline's conditional write), and if it is not, nothing of
    * the unit is kept and the answer is applied again to the sale as read under lock. With nothing to run
-   * in its transaction (no `within`), that move is one statement without a transaction (commitAlone).
+   * in its transaction (no `within`), that move is one statement without a transaction (writeAlone).
    */
   async applyOutcomes<T = void>(
     outcomes: ChargeOutcome[],
@@ -151,7 +151,7 @@ export class ChargesService implements OnModuleInit {
       this.dataSource.transaction(async (manager) => {
         const locked = await read(manager);
         const moves = locked.flatMap((sale) => answerMove(sale, charges.get(sale.id) ?? null, items.get(sale.id)));
-        const done = await this.pipeline.commit(manager, { sales: moves }, now, schedules);
+        const done = await this.pipeline.write(manager, { sales: moves }, now, schedules);
         const sales = new Map(locked.map((sale) => [sale.id, done.sales.get(sale.id) ?? sale]));
         return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
       });
@@ -164,7 +164,7 @@ export class ChargesService implements OnModuleInit {
       if (!within && schedules) {
         // Nothing else to do in its transaction: the move in one statement, when it can be.
         const [move] = answerMove(held, only.charge, only.items);
-        const done = await this.pipeline.commitAlone(this.dataSource.manager, move, now, schedules);
+        const done = await this.pipeline.writeAlone(this.dataSource.manager, move, now, schedules);
         if (done) return { sales: done.sales, moved: 1, result: undefined };
       }
       try {
@@ -238,7 +238,7 @@ export class ChargesService implements OnModuleInit {
       if (scope.sellerId === undefined) assertSaleExists(sale ?? null, saleId);
       else assertOwnedSale(sale ?? null, scope.sellerId, saleId);
       scope.admit?.(sale);
-      const done = await this.pipeline.commit(manager, { sales: [{ sale, event, author: scope.author }] }, now);
+      const done = await this.pipeline.write(manager, { sales: [{ sale, event, author: scope.author }] }, now);
       return { previousStatus: sale.status, sale: done.sales.get(saleId) as SaleEntity, items: await this.sales.itemsOf(saleId, manager) };
     });
   }
@@ -254,7 +254,7 @@ export class ChargesService implements OnModuleInit {
     const expiredSales = await this.dataSource.transaction(async (manager) => {
       const ids = await this.sales.claimExpired(now, sellerId, BATCH, manager);
       const sales = await this.sales.findByIdsForUpdate(ids, manager);
-      await this.pipeline.commit(manager, { sales: sales.map((sale) => ({ sale, event: 'EXPIRED' as const })) }, now);
+      await this.pipeline.write(manager, { sales: sales.map((sale) => ({ sale, event: 'EXPIRED' as const })) }, now);
       return sales.length;
     });
     const releasedReserves = await this.dataSource.transaction(async (manager) => {
@@ -297,7 +297,7 @@ export class ChargesService implements OnModuleInit {
     if (refunded.length === 0) return 0;
     return this.dataSource.transaction(async (manager) => {
       const sales = (await this.sales.findByIdsForUpdate(refunded, manager)).filter((sale) => sale.status === 'PAGO' && sale.refundDueAt);
-      await this.pipeline.commit(manager, { sales: sales.map((sale) => ({ sale, event: 'REFUNDED' as const })) }, now);
+      await this.pipeline.write(manager, { sales: sales.map((sale) => ({ sale, event: 'REFUNDED' as const })) }, now);
       return sales.length;
     });
   }

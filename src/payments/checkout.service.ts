@@ -214,7 +214,7 @@ export class CheckoutService {
             const subscriptionId = await this.openSubscription(manager, opening.columns, request, now);
             const inserted = await this.sales.insert({ ...opening.columns, ...billingColumns(subscriptionId) }, itemRows, manager, opening.history);
             await this.idempotency.attachResource(manager, idempotent, inserted.sale.id);
-            await this.pipeline.commit(manager, { opened: [{ ...inserted, previous: opening.history.at(-1) ?? null }] }, now, new Map([[sellerId, profile.fees]]));
+            await this.pipeline.write(manager, { opened: [{ ...inserted, previous: opening.history.at(-1) ?? null }] }, now, new Map([[sellerId, profile.fees]]));
             return inserted;
           });
     if ('kind' in written) return this.answerPriorUse(written);

@@ -110,7 +110,7 @@ export class MoneyPipeline {
    * read before its transaction (a seller missing from it is read here). Throws CONFLICT, and so rolls
    * the caller back, if a sale was moved by someone else first.
    */
-  async commit(manager: EntityManager, work: UnitOfWork, now: Date, schedules: ReadonlyMap<number, FeeSchedule> = new Map()): Promise<WorkDone> {
+  async write(manager: EntityManager, work: UnitOfWork, now: Date, schedules: ReadonlyMap<number, FeeSchedule> = new Map()): Promise<WorkDone> {
     const fees = await this.feesFor(manager, work, schedules);
     const tracked = new Map<number, TrackedSubscription>();
     const track = (subscription: SubscriptionEntity) => {
@@ -158,7 +158,7 @@ export class MoneyPipeline {
       await moveSales(open.filter((sale) => !moving.has(sale.id)).map((sale) => ({ sale, event: 'CANCELLED' as const })));
     }
 
-    return this.write(manager, { moves, tracked, refunds, opened: work.opened ?? [] }, now);
+    return this.writePlanned(manager, { moves, tracked, refunds, opened: work.opened ?? [] }, now);
   }
 
   /**
@@ -171,7 +171,7 @@ export class MoneyPipeline {
    * it cannot be, or when the sale was moved by someone else first or its
    * seller has no balances row: the caller then commits the move in a transaction.
    */
-  async commitAlone(manager: EntityManager, request: SaleMoveRequest, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
+  async writeAlone(manager: EntityManager, request: SaleMoveRequest, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
     const { sale } = request;
     if (sale.subscriptionId !== null || !schedules.has(sale.sellerId) || (sale.postbackUrl && !request.items) || request.author) return null;
     const move = planMove(request, schedules, now);
@@ -187,7 +187,7 @@ export class MoneyPipeline {
     return row.saved ? { sales: new Map([[sale.id, move.moved]]), subscriptions: new Map() } : null;
   }
 
-  private async write(
+  private async writePlanned(
     manager: EntityManager,
     unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: NonNullable<UnitOfWork['opened']> },
     now: Date,

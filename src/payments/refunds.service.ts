@@ -266,7 +266,7 @@ export class RefundsService {
   private async countCompleted(manager: EntityManager, sale: SaleEntity, amountCents: Cents, now: Date): Promise<void> {
     const completedCents = await this.sales.addRefundCompleted(sale.id, amountCents, manager);
     if (refundsCoverSale(sale, completedCents)) {
-      await this.pipeline.commit(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
+      await this.pipeline.write(manager, { sales: [{ sale: { ...sale, refundCompletedCents: completedCents }, event: 'REFUNDED' }] }, now);
     }
   }
 

@@ -81,7 +81,7 @@ export class SubscriptionActionsService {
       if (!canMove(subscription.status, event)) {
         throw new DomainError(refusal(subscription), `Subscription ${id} is ${subscription.status}: it cannot ${event.toLowerCase()}`);
       }
-      const done = await this.pipeline.commit(manager, { subscriptions: [{ subscription, event, changes: columns(subscription) }] }, now);
+      const done = await this.pipeline.write(manager, { subscriptions: [{ subscription, event, changes: columns(subscription) }] }, now);
       return done.subscriptions.get(id) as SubscriptionEntity;
     });
     if (isStopped(moved.status)) {

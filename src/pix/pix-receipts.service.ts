@@ -91,7 +91,7 @@ export class PixReceiptsService implements OnModuleInit {
       if (alreadyApplied) {
         // Booked when it was applied.
       } else if (outcome === 'APPLIED') {
-        await this.pipeline.commit(manager, { sales: [{ sale: ours as SaleEntity, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: pix.endToEndId } }] }, new Date());
+        await this.pipeline.write(manager, { sales: [{ sale: ours as SaleEntity, event: 'PAYMENT_CONFIRMED', extra: { pixEndToEndId: pix.endToEndId } }] }, new Date());
       } else {
         await this.ledger.post(manager, [{ sellerId: null, referenceType: 'PIX_RECEIPT', referenceId: written.id, effect: pixReturnDueEffect(pix.amountCents), provider: written.provider }]);
         this.logger.warn({ endToEndId: pix.endToEndId, txid: pix.txid, outcome }, 'A Pix belongs to no payable sale; returning it to its payer');
