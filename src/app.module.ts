@@ -23,6 +23,7 @@ import { NotificationsModule } from './notifications/notifications.module';
 import { PaymentsModule } from './payments/payments.module';
 import { PixModule } from './pix/pix.module';
 import { IntakeModule } from './intake/intake.module';
+import { JanitorModule } from './janitor/janitor.module';
 import { REDIS_CLIENT, RedisModule } from './redis/redis.module';
 import Redis from 'ioredis';
 import { SandboxModule } from './sandbox/sandbox.module';
@@ -67,6 +68,7 @@ import { TransactionsModule } from './transactions/transactions.module';
     PaymentsModule,
     PixModule,
     IntakeModule,
+    JanitorModule,
     CashoutModule,
     NotificationsModule,
     AdminModule,

@@ -10,7 +10,6 @@ import { SellerModule } from '../seller/seller.module';
 import { CashoutController } from './cashout.controller';
 import { CashoutRepository } from './cashout.repository';
 import { CashoutProcessor } from './cashout.processor';
-import { CashoutScheduler } from './cashout.scheduler';
 import { CashoutService, PAYOUTS_QUEUE } from './cashout.service';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
@@ -26,7 +25,7 @@ import { WithdrawalEntity } from './entities/withdrawal.entity';
     ProvidersModule,
   ],
   controllers: [CashoutController],
-  providers: [CashoutService, CashoutRepository, CashoutProcessor, CashoutScheduler],
+  providers: [CashoutService, CashoutRepository, CashoutProcessor],
   // The queue is exported for the operator's metrics (its depth).
   exports: [CashoutService, BullModule],
 })

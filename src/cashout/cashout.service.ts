@@ -1,5 +1,6 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Janitor } from '../janitor/janitor.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bull';
 import { DataSource, EntityManager } from 'typeorm';
@@ -53,7 +54,7 @@ export interface CreatedWithdrawal {
  * never received). COMPLETED removes the hold; a rejection or a cancellation returns it.
  */
 @Injectable()
-export class CashoutService {
+export class CashoutService implements OnModuleInit {
   private readonly logger = new Logger(CashoutService.name);
 
   constructor(
@@ -67,8 +68,20 @@ export class CashoutService {
     private readonly providers: ProviderRegistry,
     @InjectQueue(PAYOUTS_QUEUE) private readonly payoutQueue: Queue,
     private readonly config: AppConfig,
+    private readonly janitor: Janitor,
   ) {
     this.payoutQueue.on('error', (error: Error) => this.logger.warn({ err: error }, 'Payouts queue cannot reach Redis'));
+  }
+
+  /** Left pending: withdrawals with no news from their payout provider (recoverPayouts). */
+  onModuleInit(): void {
+    this.janitor.register({
+      name: 'payouts',
+      settle: async (sellerId) => {
+        const { sent, recovered } = await this.recoverPayouts(sellerId);
+        return { sentPayouts: sent, recoveredPayouts: recovered };
+      },
+    });
   }
 
   async request(sellerId: number, request: CreateCashoutDto, idempotencyKey: string | undefined): Promise<CreatedWithdrawal> {

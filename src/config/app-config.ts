@@ -168,6 +168,10 @@ export class AppConfig {
     };
   }
   /** Age (real clock) after which a record left between its two commits is resolved with the provider. */
+  /** How often the janitor passes over pending provider operations. */
+  get janitorSeconds(): number {
+    return this.env.JANITOR_SECONDS;
+  }
   get providerRecoveryAfterSeconds(): number {
     return this.env.PROVIDER_RECOVERY_AFTER_SECONDS;
   }

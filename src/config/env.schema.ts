@@ -282,6 +282,13 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
   PROVIDER_RECOVERY_AFTER_SECONDS = 120;
 
+  /** How often the janitor passes over the provider operations left pending (card charges, refunds, payouts, Pix returns). */
+  @Transform(toInteger)
+  @IsInt({ message: 'JANITOR_SECONDS must be a whole number of seconds, 1 to 3600' })
+  @Min(1, { message: 'JANITOR_SECONDS must be a whole number of seconds, 1 to 3600' })
+  @Max(3600, { message: 'JANITOR_SECONDS must be a whole number of seconds, 1 to 3600' })
+  JANITOR_SECONDS = 30;
+
   /**
    * The sandbox acquirer's latency, for trying what a slow acquirer does (never needed in production):
    * milliseconds a card charge travels before the acquirer records it (a void sent meanwhile wins), and

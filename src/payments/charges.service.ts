@@ -11,6 +11,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { chargeReference, CardProvider, ChargeResult } from '../providers/card-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { ProviderIntake } from '../intake/provider-intake.service';
+import { Janitor } from '../janitor/janitor.service';
 import { TransactionResponse } from '../sales/dto/sale.response';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
@@ -67,8 +68,6 @@ function assertOperatorMayRecord(sale: SaleEntity, event: DisputeSaleEvent): voi
 export interface SaleDueWorkSummary {
   expiredSales: number;
   releasedReserves: number;
-  recoveredCharges: number;
-  refundedCharges: number;
 }
 
 /**
@@ -104,6 +103,7 @@ export class ChargesService implements OnModuleInit {
     private readonly providers: ProviderRegistry,
     private readonly config: AppConfig,
     private readonly intake: ProviderIntake,
+    private readonly janitor: Janitor,
   ) {}
 
   /**
@@ -113,6 +113,11 @@ export class ChargesService implements OnModuleInit {
    */
   onModuleInit(): void {
     this.intake.handle('card-charge', (provider, reference) => this.settleNotifiedCharge(provider, reference));
+    // Left pending: card sales between their two commits, and charges approved after their subscription stopped.
+    this.janitor.register({
+      name: 'card charges',
+      settle: async (sellerId, now) => ({ recoveredCharges: await this.recoverCharges(sellerId), refundedCharges: await this.refundDue(null, now, sellerId) }),
+    });
   }
 
   private async settleNotifiedCharge(provider: string, reference: string): Promise<void> {
@@ -271,9 +276,7 @@ export class ChargesService implements OnModuleInit {
       );
       return due.length;
     });
-    const recoveredCharges = await this.recoverCharges(sellerId);
-    const refundedCharges = await this.refundDue(null, new Date(), sellerId);
-    return { expiredSales, releasedReserves, recoveredCharges, refundedCharges };
+    return { expiredSales, releasedReserves };
   }
 
   /**

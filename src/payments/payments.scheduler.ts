@@ -4,31 +4,27 @@ import { ExclusiveJob } from '../common/jobs/exclusive-job';
 import { AutomaticPixService, AutomaticPixSummary } from './automatic-pix.service';
 import { BillingService, BillingSummary } from './billing.service';
 import { ChargesService, SaleDueWorkSummary } from './charges.service';
-import { RefundsService } from './refunds.service';
 
 /**
  * The money wing's jobs, every minute, in every instance: each claims its work (FOR UPDATE SKIP LOCKED,
  * and the lease of src/database/leases.ts where the work outlives a transaction), so instances share
  * it and never do a piece twice.
  * - Sales: PIX and boletos past their expiry cancelled, card reserves past their holding period
- *   released, card sales left between their two commits resolved with the provider, refunds due made.
+ *   released (what is left pending at a provider is the janitor's: src/janitor).
  * - Billing: renewals, card retries on the dunning schedule, PAST_DUE grace handling, PIX renewals
  *   overdue and cancellations at period end; each (subscription, period, attempt) is one sale by a
  *   unique index, so a period is never charged twice.
  */
 @Injectable()
 export class PaymentsScheduler {
-  private readonly salesJob = new ExclusiveJob<SaleDueWorkSummary>(new Logger('SalesScheduler'), 'Sales due work', (s) => s.expiredSales + s.releasedReserves + s.recoveredCharges + s.refundedCharges > 0);
+  private readonly salesJob = new ExclusiveJob<SaleDueWorkSummary>(new Logger('SalesScheduler'), 'Sales due work', (s) => s.expiredSales + s.releasedReserves > 0);
   private readonly billingJob = new ExclusiveJob<BillingSummary>(new Logger('SubscriptionsScheduler'), 'Subscription billing', (s) => Object.values(s).some((count) => count > 0));
 
   private readonly automaticPixJob = new ExclusiveJob<AutomaticPixSummary>(new Logger('AutomaticPixScheduler'), 'Pix Automático', (s) => Object.values(s).some((n) => n > 0));
 
-  private readonly refundsJob = new ExclusiveJob<number>(new Logger('RefundsScheduler'), 'Pending refunds', (n) => n > 0);
-
   constructor(
     private readonly charges: ChargesService,
     private readonly billing: BillingService,
-    private readonly refunds: RefundsService,
     private readonly automaticPix: AutomaticPixService,
   ) {}
 
@@ -36,12 +32,6 @@ export class PaymentsScheduler {
   @Cron(CronExpression.EVERY_MINUTE, { name: 'automatic-pix' })
   runAutomaticPix(): Promise<void> {
     return this.automaticPixJob.run(() => this.automaticPix.runDueWork(new Date(), null));
-  }
-
-  /** Refunds whose provider call did not answer, sent again (the provider makes each once) or asked about. */
-  @Cron(CronExpression.EVERY_30_SECONDS, { name: 'pending-refunds' })
-  retryRefunds(): Promise<void> {
-    return this.refundsJob.run(() => this.refunds.retryPending());
   }
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'sales-due-work' })

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Janitor, SettledCounts } from '../janitor/janitor.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { addDays } from '../domain/dates';
@@ -57,7 +58,7 @@ export function toRefundResponse(refund: RefundRow): RefundResponse {
  * refund's change is a signed postback (refund.status_changed).
  */
 @Injectable()
-export class RefundsService {
+export class RefundsService implements OnModuleInit {
   private readonly logger = new Logger(RefundsService.name);
 
   constructor(
@@ -69,7 +70,13 @@ export class RefundsService {
     private readonly idempotency: IdempotencyService,
     private readonly notifications: NotificationsService,
     private readonly providers: ProviderRegistry,
+    private readonly janitor: Janitor,
   ) {}
+
+  /** Left pending: refunds whose provider call did not answer, sent again (the provider makes each once) or asked about. */
+  onModuleInit(): void {
+    this.janitor.register({ name: 'refunds', settle: async (sellerId): Promise<SettledCounts> => (sellerId === null ? { refundsChecked: await this.retryPending() } : {}) });
+  }
 
   async request(sellerId: number, saleId: number, amount: number | undefined, idempotencyKey: string | undefined): Promise<CreatedRefund> {
     const idempotent = this.idempotency.prepare(sellerId, `POST /api/sales/${saleId}/refunds`, idempotencyKey, { amount: amount ?? null });

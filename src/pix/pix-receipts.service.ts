@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ProviderIntake } from '../intake/provider-intake.service';
+import { Janitor, SettledCounts } from '../janitor/janitor.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { pixReturnDueEffect, pixReturnedEffect } from '../domain/refund-ledger';
@@ -49,6 +50,7 @@ export class PixReceiptsService implements OnModuleInit {
     private readonly metrics: MetricsService,
     private readonly providers: ProviderRegistry,
     private readonly intake: ProviderIntake,
+    private readonly janitor: Janitor,
   ) {}
 
   /**
@@ -58,6 +60,8 @@ export class PixReceiptsService implements OnModuleInit {
    */
   onModuleInit(): void {
     this.intake.handle('pix', (provider, endToEndId) => this.settleNotified(provider, endToEndId));
+    // Left pending: the returns of Pix that paid no sale (asked again, or asked about); reconciliation's pass runs them too.
+    this.janitor.register({ name: 'pix returns', settle: async (sellerId): Promise<SettledCounts> => (sellerId === null ? { returnsChecked: await this.settlePendingReturns() } : {}) });
   }
 
   private async settleNotified(provider: string, endToEndId: string): Promise<void> {

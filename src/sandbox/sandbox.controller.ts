@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
+import { Janitor } from '../janitor/janitor.service';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrorResponses } from '../common/decorators/api-error-responses.decorator';
 import { ApiKeyAuth } from '../common/decorators/api-key-auth.decorator';
@@ -33,6 +34,7 @@ export class SandboxController {
     private readonly automaticPix: AutomaticPixService,
     private readonly payer: SandboxPayerService,
     private readonly records: SandboxRecordsService,
+    private readonly janitor: Janitor,
   ) {}
 
   @Post('sales/:id/events')
@@ -135,7 +137,17 @@ export class SandboxController {
     // Pix Automático: charges due sent to the PSP, then the payer's bank collects the attempts due by `now`.
     const automaticPix = await this.automaticPix.runDueWork(now, seller.id);
     await this.payer.collectDue(seller.id, now);
-    const payouts = await this.cashouts.recoverPayouts(seller.id);
-    return { now: now.toISOString(), ...sales, sentPayouts: payouts.sent, recoveredPayouts: payouts.recovered, subscriptions, automaticPix };
+    // What is left pending at the providers, as the janitor's pass settles it.
+    const pending = await this.janitor.pass(seller.id, now);
+    return {
+      now: now.toISOString(),
+      ...sales,
+      recoveredCharges: pending.recoveredCharges ?? 0,
+      refundedCharges: pending.refundedCharges ?? 0,
+      sentPayouts: pending.sentPayouts ?? 0,
+      recoveredPayouts: pending.recoveredPayouts ?? 0,
+      subscriptions,
+      automaticPix,
+    };
   }
 }
