@@ -201,8 +201,9 @@ const ROUTES: Route[] = [
   { method: 'POST', path: /^\/psp\/notifications\/[A-Za-z0-9_-]{22,}\/pix$/, ok: { 200: S.shape({}) }, family: pspProblem },
   // Pix Automático's, served only with it configured (issue 35): without it, the service's own 404.
   { method: 'POST', path: /^\/psp\/notifications\/[A-Za-z0-9_-]{22,}\/(rec|cobr)$/, ok: { 200: S.shape({}) }, family: (status) => (status === 404 ? S.accountError(status) : pspProblem(status)) },
-  // Any provider's notifications through the one intake (src/intake): POST <its path>/<secret>[/<kind>].
-  { method: 'POST', path: /^\/[a-z0-9-]+\/notifications\/[A-Za-z0-9_-]{22,}(\/[a-z-]+)?$/, ok: { 200: S.shape({}) }, family: pspProblem },
+  // Any provider's notifications through the one intake (src/intake): POST <its path>/<secret>[/<kind>]; a path
+  // under it that no provider declared is the service's own 404.
+  { method: 'POST', path: /^\/[a-z0-9-]+\/notifications\/[A-Za-z0-9_-]{22,}(\/[a-z-]+)?$/, ok: { 200: S.shape({}) }, family: (status) => (status === 404 ? S.accountError(status) : pspProblem(status)) },
   { method: 'GET', path: /^\/api\/seller$/, ok: { 200: S.sellerAccount }, family: S.accountError },
   { method: 'GET', path: /^\/api\/public\/balance$/, ok: { 200: S.balance }, family: S.accountError },
   { method: 'GET', path: /^\/api\/public\/balance\/statement$/, ok: { 200: statement }, family: S.accountError },
