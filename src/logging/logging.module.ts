@@ -1,3 +1,4 @@
+import { maskPathSecrets } from '../common/path-secrets';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { NextFunction, Request, Response } from 'express';
@@ -193,6 +194,11 @@ const LOG_FLUSH_MS = 200;
  * which the boot line, an error's message or a URL could carry). Letters, digits, - and _ only, so the
  * JSON line holds it as is.
  */
+/** `line` as `masked` leaves it, then with every provider's notification path secret masked too. */
+function maskSecretsInLine(masked: (line: string) => string): (line: string) => string {
+  return (line) => maskPathSecrets(masked(line), REDACTED);
+}
+
 export function maskLiteralsInLine(literals: Array<string | null | undefined>): (line: string) => string {
   const secrets = literals.filter((literal): literal is string => typeof literal === 'string' && literal.length >= 8);
   return (line) => {
@@ -205,7 +211,9 @@ export function maskLiteralsInLine(literals: Array<string | null | undefined>): 
 function createRequestLogging(config: AppConfig): RequestLogging {
   const { current, previous } = config.encryptionKeyring;
   const webhookSecret = config.apiPixWebhookSecret;
-  const mask = logMask([config.adminToken, webhookSecret, ...[current, ...previous].map((key) => key.toString('hex'))]);
+  const literals = logMask([config.adminToken, webhookSecret, ...[current, ...previous].map((key) => key.toString('hex'))]);
+  // And every provider's notification path secret (src/common/path-secrets.ts), known once the intake starts.
+  const mask: LogMask = (text) => maskPathSecrets(literals(text), REDACTED);
   // Written asynchronously and gathered: lines go out together once LOG_BUFFER_BYTES are pending, and at
   // least every LOG_FLUSH_MS, and when the application shuts down (below: Nest ends a SIGTERM by killing the
   // process with the signal again, which skips pino's own write at exit). The request line cost about
@@ -214,7 +222,7 @@ function createRequestLogging(config: AppConfig): RequestLogging {
   const target = config.logFile ? { dest: config.logFile, append: true, mkdir: true } : { dest: 1 };
   const destination = pino.destination({ ...target, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
   const root = pino(
-    { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) }, hooks: { streamWrite: maskLiteralsInLine([webhookSecret]) } },
+    { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: REDACTED }, formatters: { log: maskPathFields(mask) }, hooks: { streamWrite: maskSecretsInLine(maskLiteralsInLine([webhookSecret])) } },
     destination,
   );
   const lines = pino({ level: config.logLevel }, destination);

@@ -1,3 +1,4 @@
+import { maskPathSecrets } from '../common/path-secrets';
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -112,7 +113,7 @@ export class MetricsService {
    */
   requestTimer(): (request: Request, response: Response, next: NextFunction) => void {
     const secret = this.webhookSecret;
-    const label = (route: string): string => (secret && route.includes(secret) ? route.split(secret).join(':secret') : route);
+    const label = (route: string): string => maskPathSecrets(secret && route.includes(secret) ? route.split(secret).join(':secret') : route, ':secret');
     return (request, response, next) => {
       const end = this.requestDuration.startTimer();
       response.once('finish', () => {

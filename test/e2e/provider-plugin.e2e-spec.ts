@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSeller, TestSeller } from './setup/factories';
+import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { eventually } from './setup/processes';
 import { createSale, saleBody } from './setup/sales';
 import { SecondAcquirer, secondAcquirer } from './setup/second-acquirer/second-acquirer';
@@ -88,5 +89,16 @@ describe('a provider plugs in: a second acquirer registered only by the test (is
     const refused = await t.http.post(`/acquirer-b/notifications/${secret}`).send({ payments: 'all' }).expect(400);
     expect(refused.body).toMatchObject({ status: 400, title: 'Not an acquirer-b notification' });
     await t.http.post(`/acquirer-b/notifications/not-the-secret`).send({ payments: [] }).expect(404);
+
+    // Its secret path segment is never written: not in a metric label, not in a log line.
+    expect((await t.http.get('/metrics').set(adminHeaders).expect(200)).text).not.toContain(secret);
+    const logFile = process.env.LOG_FILE as string;
+    const lines = await eventually(
+      async () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '').split('\n').filter((line) => line.includes('/acquirer-b/notifications/')),
+      (found) => found.length >= 3,
+      'the notification requests in the log file',
+    );
+    expect(lines.filter((line) => line.includes(secret))).toEqual([]);
+    expect(lines.some((line) => line.includes('/acquirer-b/notifications/[redacted]'))).toBe(true);
   });
 });
