@@ -101,4 +101,34 @@ describe('a provider plugs in: a second acquirer registered only by the test (is
     expect(lines.filter((line) => line.includes(secret))).toEqual([]);
     expect(lines.some((line) => line.includes('/acquirer-b/notifications/[redacted]'))).toBe(true);
   });
+
+  it('a burst: 40 notifications of one charge at once apply it once; 30 refunds at once take exactly what is refundable; malformed notifications are 400 and kept nowhere', async () => {
+    acquirer.loseAnswers(1);
+    const sale = await createSale(t, seller, saleBody('CREDIT_CARD', { amount: 2000 }));
+    expect(sale.status).toBe('EM_PROCESSAMENTO');
+    const notified = await Promise.all(Array.from({ length: 40 }, () => t.http.post(`/acquirer-b/notifications/${secret}`).send({ payments: [{ reference: String(sale.id) }] })));
+    expect(notified.map((answer) => answer.status).filter((status) => status !== 200)).toEqual([]);
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'the notified charge applied');
+    const paid: Array<{ n: number }> = await t.db.query(`SELECT count(*)::int AS n FROM ledger_postings WHERE reference_type = 'SALE' AND reference_id = $1 AND kind = 'SALE_PAID'`, [sale.id]);
+    expect(paid[0].n).toBe(1);
+    expect(acquirer.calls.filter((call) => call === `charge ${sale.id}`)).toHaveLength(1);
+
+    const refunds = await Promise.all(Array.from({ length: 30 }, () => t.http.post(`/api/sales/${sale.id}/refunds`).set(seller.headers).send({ amount: 100 })));
+    const statuses = refunds.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(20);
+    expect(statuses.filter((status) => status !== 201 && status !== 409 && status !== 422)).toEqual([]);
+    const listed = (await t.http.get(`/api/sales/${sale.id}/refunds`).set(seller.headers).expect(200)).body;
+    expect({ refunded: listed.refundedAmount, count: listed.refunds.length }).toEqual({ refunded: 2000, count: 20 });
+    const atAcquirer = acquirer.calls.filter((call) => call.startsWith(`refund ${sale.id} `));
+    expect(atAcquirer).toHaveLength(20);
+
+    const malformed = [{}, { payments: 'x' }, { payments: [{ reference: 'abc' }] }, { payments: [{ reference: 12 }] }, { payments: Array.from({ length: 21 }, () => ({ reference: '1' })) }, []];
+    for (const body of malformed) await t.http.post(`/acquirer-b/notifications/${secret}`).send(body).expect(400);
+    // The inbox holds nothing of them: the one reference kept (40 times notified) is settled and dropped.
+    await eventually(
+      async () => ((await t.db.query(`SELECT count(*)::int AS n FROM provider_inbox WHERE provider = 'acquirer-b'`)) as Array<{ n: number }>)[0].n,
+      (n) => n === 0,
+      'the inbox emptied',
+    );
+  });
 });
