@@ -19,20 +19,9 @@ export class CashoutRepository {
   }
 
   /** Writes the withdrawal and its first status line in one statement; the row as stored (no re-read). */
-  async insert(withdrawal: Partial<WithdrawalEntity>, manager: EntityManager): Promise<WithdrawalEntity> {
-    const [insert, parameters] = this.rows.insertStatement([withdrawal]);
-    const rows: Array<Record<string, unknown>> = await manager.query(
-      `WITH w AS (${insert} RETURNING *),
-            history AS (INSERT INTO withdrawal_status_changes (withdrawal_id, previous_status, status) SELECT id, NULL, status FROM w)
-       SELECT * FROM w`,
-      parameters,
-    );
-    return this.rows.hydrate(rows[0]);
-  }
-
   /** An id for a withdrawal written by addIfFunded (taken from the table's sequence, outside any lock). */
-  async nextId(): Promise<number> {
-    const [row]: Array<{ id: string }> = await this.dataSource.query(`SELECT nextval(pg_get_serial_sequence('withdrawals', 'id')) AS id`);
+  async nextId(manager: EntityManager): Promise<number> {
+    const [row]: Array<{ id: string }> = await manager.query(`SELECT nextval(pg_get_serial_sequence('withdrawals', 'id')) AS id`);
     return Number(row.id);
   }
 

@@ -125,20 +125,24 @@ export class CashoutService implements OnModuleInit {
       pixKey: request.pixKey,
       pixKeyType,
     };
-    const alone = idempotent ? null : await this.writeAlone(sellerId, draft, amountCents);
-    if (alone) {
-      this.enqueuePayout(alone.id);
-      return { status: 201, body: toWithdrawal(alone), replayed: false };
+    if (!idempotent) {
+      const written = await this.writeFunded(this.dataSource.manager, sellerId, draft, amountCents);
+      if (written) {
+        this.enqueuePayout(written.id);
+        return { status: 201, body: toWithdrawal(written), replayed: false };
+      }
     }
     const outcome = await this.dataSource.transaction(async (manager) => {
       const claimed = await this.idempotency.claim(manager, idempotent);
       if (claimed) return claimed;
-      // The row is written before the balance is locked, so that the seller's lock is held for the
-      // check and the posting only (a refusal rolls the row back).
-      const withdrawal = await this.withdrawals.insert(draft, manager);
-      const balance = await this.ledger.lockBalance(manager, sellerId);
-      if (balance.availableCents < amountCents) throw insufficientBalance(balance.availableCents, amountCents);
-      await this.ledger.post(manager, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: withdrawal.id, effect: withdrawalRequestedEffect(amountCents), provider: withdrawal.provider }]);
+      let withdrawal = await this.writeFunded(manager, sellerId, draft, amountCents);
+      if (!withdrawal) {
+        // The seller had no balances row yet (every seller opens one when created): opened at zero, so the
+        // statement answers the shortfall.
+        await this.ledger.openBalance(sellerId, manager);
+        withdrawal = await this.writeFunded(manager, sellerId, draft, amountCents);
+        if (!withdrawal) throw new Error(`Seller ${sellerId} has no balances row`);
+      }
       const body = toWithdrawal(withdrawal);
       await this.idempotency.attachResource(manager, idempotent, withdrawal.id);
       await this.idempotency.saveResponse(manager, idempotent, 201, body);
@@ -150,22 +154,28 @@ export class CashoutService implements OnModuleInit {
   }
 
   /**
-   * A withdrawal without an Idempotency-Key in one statement, outside a transaction: the seller's balance
-   * row locked and read, the withdrawal and its status line written only if the available balance covers
-   * the amount, and the hold posted on the same condition (the balance row moved under that lock, held
-   * for this statement alone). Its id is taken from the sequence first, for the posting's reference.
-   * INSUFFICIENT_BALANCE when it does not cover it; null, with nothing written, when the seller has no
-   * balances row yet (the transactional path creates it).
+   * A withdrawal written in one statement (the only way one is written), alone or in the caller's
+   * transaction (a request with an Idempotency-Key, whose key is claimed in it first): the seller's
+   * balance row locked and read, the withdrawal and its status line written only if the available
+   * balance covers the amount, and the hold posted on the same condition (the balance row moved under
+   * that lock, held for this statement alone when there is no transaction). Its id is taken from the
+   * sequence first, for the posting's reference. INSUFFICIENT_BALANCE when the balance does not cover
+   * it; null, with nothing written, when the seller has no balances row yet.
    */
-  private async writeAlone(sellerId: number, draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'>, amountCents: Cents): Promise<WithdrawalEntity | null> {
-    const id = await this.withdrawals.nextId();
+  private async writeFunded(
+    manager: EntityManager,
+    sellerId: number,
+    draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'>,
+    amountCents: Cents,
+  ): Promise<WithdrawalEntity | null> {
+    const id = await this.withdrawals.nextId(manager);
     const statement = new CteStatement();
-    const posting = this.ledger.prepare(statement, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect: withdrawalRequestedEffect(amountCents), provider: draft.provider }]);
+    const posting = this.ledger.add(statement, [{ sellerId, referenceType: 'WITHDRAWAL', referenceId: id, effect: withdrawalRequestedEffect(amountCents), provider: draft.provider }]);
     const available = this.ledger.lockedAvailable(statement, sellerId);
     const written = this.withdrawals.addIfFunded(statement, { ...draft, id }, `${posting.ready} AND ${available} >= ${statement.param(amountCents)}::bigint`);
-    posting.add(`(SELECT count(*) FROM ${written}) = 1`);
+    posting.write(`(SELECT count(*) FROM ${written}) = 1`);
     const [row] = await statement.run<Record<string, unknown> & { ready: boolean; available: string | null }>(
-      this.dataSource.manager,
+      manager,
       `SELECT r.ready, r.available, w.* FROM (SELECT ${posting.ready} AS ready, ${available} AS available) r LEFT JOIN ${written} w ON true`,
     );
     if (!row.ready || row.available === null) return null;

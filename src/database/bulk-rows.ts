@@ -97,30 +97,15 @@ export interface RowUpdate<T> {
   id: number;
   changes: Partial<T>;
   expectedStatus?: string;
+  /** Text columns of its status history line besides the statuses (`history.columns`), null where missing. */
+  line?: Record<string, string | null>;
 }
 
-/**
- * Updates each row by id with its own values, one statement per set of changed properties (a batch
- * usually has one or two), the entity's updated_at set to now() as TypeORM's update does. A row with
- * an `expectedStatus` is written only if its status is still that one; with `history` (a status
- * history table and its foreign key column), each row written gets its line (previous_status, status)
- * in the same statement. Answers the ids written.
- */
-export async function updateRows<T extends ObjectLiteral>(
-  manager: EntityManager,
-  target: EntityTarget<T>,
-  updates: Array<RowUpdate<T>>,
-  history?: { table: string; key: string },
-): Promise<number[]> {
-  const metadata = manager.connection.getMetadata(target);
-  const updated: number[] = [];
-  for (const group of groupsOf(updates)) {
-    const statement = new CteStatement();
-    const [written] = addRowUpdates(statement, metadata, group, { history });
-    const rows = await statement.run<{ id: number }>(manager, `SELECT id FROM ${written}`);
-    updated.push(...rows.map((row) => row.id));
-  }
-  return updated;
+/** A status history table: its foreign key column, and the text columns its lines take from each update's `line`. */
+export interface StatusHistory {
+  table: string;
+  key: string;
+  columns?: string[];
 }
 
 /** The updates by set of changed properties (and whether guarded): one UPDATE each. */
@@ -136,26 +121,40 @@ function groupsOf<T>(updates: Array<RowUpdate<T>>): Array<Array<RowUpdate<T>>> {
 }
 
 /**
- * updateRows' writes added to `statement` (one UPDATE per set of changed properties, with its status
- * lines), each row written only while `gate` holds; the names of the CTEs answering the ids written.
- * The rows must be distinct: a row is written at most once in a statement.
+ * Updates each row by id with its own values, added to `statement`: one UPDATE per set of changed
+ * properties (a batch usually has one or two), the entity's updated_at set to now() as TypeORM's update
+ * does. A row with an `expectedStatus` is written only if its status is still that one; with `history`
+ * (a status history table and its foreign key column), each row written gets its line (previous_status,
+ * status and the `line` columns) in the same statement. Each row is written only while `gate` holds.
+ * Answers the names of the CTEs holding the ids written. The rows must be distinct: a row is written at
+ * most once in a statement.
  */
 export function addRowUpdates<T extends ObjectLiteral>(
   statement: CteStatement,
   metadata: EntityMetadata,
   updates: Array<RowUpdate<T>>,
-  options: { history?: { table: string; key: string }; gate?: string } = {},
+  options: { history?: StatusHistory; gate?: string } = {},
 ): string[] {
   const { history, gate } = options;
   const updateDate = metadata.updateDateColumn?.databaseName;
   return groupsOf(updates).map((group) => {
     const properties = Object.keys(group[0].changes).sort();
     const guarded = group[0].expectedStatus !== undefined;
-    const extra: Array<[string, string]> = [['__id', 'integer'], ...(guarded ? ([['__expected', 'text']] as Array<[string, string]>) : [])];
+    const lineColumns = history && guarded ? (history.columns ?? []) : [];
+    const extra: Array<[string, string]> = [
+      ['__id', 'integer'],
+      ...(guarded ? ([['__expected', 'text']] as Array<[string, string]>) : []),
+      ...lineColumns.map((column): [string, string] => [`__line_${column}`, 'text']),
+    ];
     const { columns, definition, json } = recordset(
       metadata,
       properties,
-      group.map((update) => ({ ...update.changes, __id: update.id, __expected: update.expectedStatus })),
+      group.map((update) => ({
+        ...update.changes,
+        __id: update.id,
+        __expected: update.expectedStatus,
+        ...Object.fromEntries(lineColumns.map((column) => [`__line_${column}`, update.line?.[column] ?? null])),
+      })),
       extra,
     );
     const sets = columns.map((column) => `${quote(column.databaseName)} = v.${quote(column.databaseName)}`);
@@ -167,12 +166,14 @@ export function addRowUpdates<T extends ObjectLiteral>(
       `UPDATE ${quote(metadata.tableName)} AS t SET ${sets.join(', ')}
          FROM jsonb_to_recordset(${statement.param(json)}::jsonb) AS v(${definition})
         WHERE t.id = v."__id" AND t.id = ANY(${statement.param(group.map((update) => update.id))}::int[])${guarded ? ' AND t.status = v."__expected"' : ''}${gate ? ` AND (${gate})` : ''}
-        RETURNING t.id${guarded ? ', v."__expected" AS previous, t.status' : ''}`,
+        RETURNING t.id${guarded ? ', v."__expected" AS previous, t.status' : ''}${lineColumns.map((column) => `, v.${quote(`__line_${column}`)}`).join('')}`,
     );
     if (history && guarded) {
+      const lineNames = lineColumns.map((column) => quote(column));
       statement.with(
         statement.name('history'),
-        `INSERT INTO ${quote(history.table)} (${quote(history.key)}, previous_status, status) SELECT id, previous, status FROM ${moved} ORDER BY id`,
+        `INSERT INTO ${quote(history.table)} (${[quote(history.key), 'previous_status', 'status', ...lineNames].join(', ')})
+         SELECT ${['id', 'previous', 'status', ...lineColumns.map((column) => quote(`__line_${column}`))].join(', ')} FROM ${moved} ORDER BY id`,
       );
     }
     return moved;

@@ -3,6 +3,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { pgPool } from './plain-rows';
 
 type Connect = (...args: unknown[]) => unknown;
 
@@ -40,7 +41,7 @@ export class NestedConnectionGuard implements OnModuleInit {
       const marked = (...inner: unknown[]) => this.insideTransaction.run(true, () => work(...inner));
       return transaction(...args.slice(0, -1), marked);
     };
-    const pool = (this.dataSource.driver as unknown as { master: { connect: Connect } }).master;
+    const pool = pgPool(this.dataSource) as unknown as { connect: Connect };
     const connect = pool.connect.bind(pool);
     pool.connect = (...args: unknown[]) => {
       if (this.insideTransaction.getStore()) {

@@ -1,13 +1,16 @@
 import { Pool } from 'pg';
 import { DataSource, EntityMetadata, ValueTransformer } from 'typeorm';
+import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { CteStatement } from './cte-statement';
 
 type Row = Record<string, unknown>;
 
-/** The pg pool behind a data source (TypeORM's postgres driver keeps it as `master`). */
+/** The pg pool behind a data source: the postgres driver's public `master` (the pool TypeORM itself queries through). */
 export function pgPool(dataSource: DataSource): Pool {
-  return (dataSource.driver as unknown as { master: Pool }).master;
+  const driver = dataSource.driver;
+  if (!(driver instanceof PostgresDriver)) throw new Error(`The data source's driver is ${driver.constructor.name}, not PostgreSQL's`);
+  return driver.master as Pool;
 }
 
 /**

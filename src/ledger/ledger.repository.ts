@@ -136,20 +136,6 @@ export class LedgerRepository {
     return new Map(rows.map((row) => [row.seller_id, { availableCents: cents(Number(row.available_cents)), blockedCents: cents(Number(row.blocked_cents)) }]));
   }
 
-  /**
-   * Appends postings with their entries and moves their sellers' balances rows, in one statement
-   * (addPostings). False, with nothing written, when a seller has no balances row (every seller opens
-   * its own when created): the caller creates the rows and posts again.
-   */
-  async postAndMoveBalances(postings: NewPosting[], manager: EntityManager): Promise<boolean> {
-    if (postings.length === 0) return true;
-    const statement = new CteStatement();
-    const present = this.balancesPresent(statement, postings);
-    this.addPostings(statement, postings, present);
-    const [row] = await statement.run<{ ok: boolean }>(manager, `SELECT ${present} AS ok`);
-    return row.ok;
-  }
-
   /** A condition of `statement`: every seller of these postings has its balances row (read in the statement's snapshot). */
   balancesPresent(statement: CteStatement, postings: NewPosting[]): string {
     const sellers = [...new Set(postings.flatMap((posting) => (posting.sellerId === null ? [] : [posting.sellerId])))];

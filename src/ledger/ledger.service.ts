@@ -18,6 +18,18 @@ export interface LedgerPosting {
   provider: string;
 }
 
+/** Postings added to a one-statement unit of work (LedgerService.add). */
+export interface PostingsInStatement {
+  /** No posting moves money: nothing to write. */
+  empty: boolean;
+  /** SQL condition: every seller of the postings has its balances row. */
+  ready: string;
+  /** The sellers whose balances the postings move. */
+  sellers: number[];
+  /** Adds the postings, written only while `gate` (and `ready`) hold. */
+  write: (gate: string) => void;
+}
+
 export type BalanceAfter = Omit<BalanceRow, 'updatedAt'>;
 
 export interface BalanceView {
@@ -50,39 +62,48 @@ export class LedgerService {
   constructor(private readonly ledger: LedgerRepository) {}
 
   /**
-   * Postings inside the caller's transaction (a card sale's one, a billing batch's hundreds, a reserve
-   * release's batch, a withdrawal's): each checked to sum to zero, then written with their entries in
-   * one statement that moves each seller's balances row once by the sum of its postings (the UPDATE
-   * takes the row lock) and records in each posting the balance after it (the seller's statement). Rows
-   * of several sellers are locked first in seller order, so that two batches never wait on each other in
-   * a cycle; a missing row is created at zero. A debit that must not overdraw is checked by its caller
-   * under `lockBalance` first (withdrawals).
+   * The one way postings are written: added to `statement`, a unit of work of one SQL statement
+   * (src/database/cte-statement.ts), each checked to sum to zero, with their entries, each seller's
+   * balances row moved once by the sum of its postings (the UPDATE takes the row lock, held until the
+   * commit) and the balance after each posting recorded (the seller's statement). Answers `ready`, the
+   * condition that every seller of the postings has its balances row (a missing row cannot be created in
+   * the statement that moves it: the unit's other writes are gated on it, and its runner opens the rows
+   * and runs it again, see `openBalances`), and `write(gate)`, which adds the postings, written only
+   * while `gate` holds. Several sellers' rows must be locked first, in seller order, so that two units
+   * never wait on each other in a cycle: in a transaction (`openBalances` did it) `ready` holds for them;
+   * a unit without a transaction posting for several sellers is never ready, and its caller writes it in
+   * one. A debit that must not overdraw reads `lockedAvailable` in the same statement (withdrawals).
    */
-  async post(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
-    const moving = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0));
-    if (moving.length === 0) return;
-    const rows = moving.map((posting) => this.newPosting(posting));
+  add(statement: CteStatement, postings: LedgerPosting[], sellersLocked = false): PostingsInStatement {
+    const rows = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0)).map((posting) => this.newPosting(posting));
     const sellers = [...new Set(rows.flatMap((row) => (row.sellerId === null ? [] : [row.sellerId])))];
-    if (sellers.length > 1) await this.ledger.lockBalances(sellers, manager);
-    if (await this.ledger.postAndMoveBalances(rows, manager)) return;
-    await this.ledger.createBalances(sellers, manager);
-    if (!(await this.ledger.postAndMoveBalances(rows, manager))) throw new Error('A seller of these postings has no balances row');
+    if (rows.length === 0) return { empty: true, ready: 'true', sellers, write: () => undefined };
+    const present = this.ledger.balancesPresent(statement, rows);
+    const ready = sellers.length > 1 && !sellersLocked ? 'false' : present;
+    return { empty: false, ready, sellers, write: (gate) => this.ledger.addPostings(statement, rows, `${ready} AND ${gate}`) };
   }
 
   /**
-   * `post` as part of a one-statement unit of work (`statement`): answers the condition that every
-   * seller of `postings` has its balances row (to gate the unit's other writes on, since a missing row
-   * cannot be created in the same statement) and `add`, which adds the postings, written only while its
-   * gate holds. Several sellers' rows are not locked first here: a unit of one statement posts for one
-   * seller (a missing row or several sellers make `ready` false; the caller then posts in a transaction).
+   * Before a transaction's unit of work posts for these sellers: with several, their balances rows
+   * locked in seller order (created at zero where missing); with one, its row created if `missing` (the
+   * unit found it so and is run again).
    */
-  prepare(statement: CteStatement, postings: LedgerPosting[]): { ready: string; add: (gate: string) => void } {
-    const rows = postings.filter((posting) => assertBalanced(posting.effect).movements.some((m) => m.amountCents !== 0)).map((posting) => this.newPosting(posting));
-    if (rows.length === 0) return { ready: 'true', add: () => undefined };
-    const sellers = new Set(rows.map((row) => row.sellerId));
-    const present = this.ledger.balancesPresent(statement, rows);
-    const ready = sellers.size > 1 ? 'false' : present;
-    return { ready, add: (gate) => this.ledger.addPostings(statement, rows, `${ready} AND ${gate}`) };
+  async openBalances(manager: EntityManager, sellers: number[], missing = false): Promise<void> {
+    if (sellers.length > 1) await this.ledger.lockBalances(sellers, manager);
+    else if (missing && sellers.length === 1) await this.ledger.createBalances(sellers, manager);
+  }
+
+  /** Postings alone as a unit of work in the caller's transaction (`add`, run at once). */
+  async post(manager: EntityManager, postings: LedgerPosting[]): Promise<void> {
+    const statement = new CteStatement();
+    const posting = this.add(statement, postings, true);
+    if (posting.empty) return;
+    await this.openBalances(manager, posting.sellers);
+    posting.write('true');
+    const run = async () => (await statement.run<{ ready: boolean }>(manager, `SELECT ${posting.ready} AS ready`))[0].ready;
+    if (await run()) return;
+    await this.openBalances(manager, posting.sellers, true);
+    if (!(await run())) throw new Error('A seller of these postings has no balances row');
   }
 
   private newPosting(posting: LedgerPosting): NewPosting {

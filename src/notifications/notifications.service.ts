@@ -98,10 +98,12 @@ export class NotificationsService {
     manager: EntityManager,
     changes: StatusChanges,
   ): Promise<void> {
-    await this.notifications.insertEvents(statusChangeEvents(changes), manager);
+    const statement = new CteStatement();
+    this.addStatusChanges(statement, changes, 'true');
+    await statement.run(manager, 'SELECT 1');
   }
 
-  /** enqueueStatusChanges' events added to `statement`, written only while `gate` holds. */
+  /** The postbacks and events of these status changes added to `statement` (the one way they are written), written only while `gate` holds. */
   addStatusChanges(statement: CteStatement, changes: StatusChanges, gate: string): void {
     const events = statusChangeEvents(changes);
     if (events.length > 0) this.notifications.addEvents(statement, events, gate);

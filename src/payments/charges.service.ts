@@ -169,7 +169,7 @@ export class ChargesService implements OnModuleInit {
       if (!within && schedules) {
         // Nothing else to do in its transaction: the move in one statement, when it can be.
         const [move] = answerMove(held, only.charge, only.items);
-        const done = await this.pipeline.writeAlone(this.dataSource.manager, move, now, schedules);
+        const done = await this.pipeline.writeAlone(this.dataSource.manager, { sales: [move] }, now, schedules);
         if (done) return { sales: done.sales, moved: 1, result: undefined };
       }
       try {

@@ -111,6 +111,38 @@ export class MoneyPipeline {
    * the caller back, if a sale was moved by someone else first.
    */
   async write(manager: EntityManager, work: UnitOfWork, now: Date, schedules: ReadonlyMap<number, FeeSchedule> = new Map()): Promise<WorkDone> {
+    return (await this.plannedAndWritten(manager, work, now, schedules, true)) as WorkDone;
+  }
+
+  /**
+   * `work` written the same way in one statement with no transaction, when it can be (`manager` is not
+   * in one): nothing in it to lock or read first — no sale of a subscription, no subscription, every
+   * seller's schedule in `schedules`, the items of every sale with a postback held, one seller's balance
+   * moved. Answers null, with nothing written, when it cannot be, when a sale was moved by someone else
+   * first or when the seller has no balances row: the caller then writes the unit in a transaction.
+   */
+  async writeAlone(manager: EntityManager, work: UnitOfWork, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
+    const sales = [...(work.sales ?? []), ...(work.opened ?? [])];
+    const lockFree =
+      (work.subscriptions ?? []).length === 0 &&
+      sales.every(({ sale, items }) => sale.subscriptionId === null && schedules.has(sale.sellerId) && (!sale.postbackUrl || items !== undefined)) &&
+      new Set(sales.map(({ sale }) => sale.sellerId)).size <= 1;
+    return lockFree ? this.plannedAndWritten(manager, work, now, schedules, false) : null;
+  }
+
+  /**
+   * The unit planned, then written in one statement (in a transaction: a lost move throws CONFLICT;
+   * alone: it answers null). The sales' moves are planned by the domain; the subscriptions they concern
+   * are locked at once and moved by the domain's decision; a subscription stopped has its open charges
+   * cancelled in the same unit.
+   */
+  private async plannedAndWritten(
+    manager: EntityManager,
+    work: UnitOfWork,
+    now: Date,
+    schedules: ReadonlyMap<number, FeeSchedule>,
+    inTransaction: boolean,
+  ): Promise<WorkDone | null> {
     const fees = await this.feesFor(manager, work, schedules);
     const tracked = new Map<number, TrackedSubscription>();
     const track = (subscription: SubscriptionEntity) => {
@@ -124,7 +156,6 @@ export class MoneyPipeline {
 
     const moves: PlannedMove[] = [];
     const moving = new Set<number>();
-    const refunds: number[] = [];
     const moveSales = async (requests: SaleMoveRequest[]) => {
       const planned = requests.map((request) => planMove(request, fees, now));
       // The subscriptions these moves concern, locked at once (those not tracked yet).
@@ -139,7 +170,11 @@ export class MoneyPipeline {
         const change = subscriptionChangeOnCharge(subscription.current, move.moved, move.sale.status, now, this.dunning);
         if (!change) continue;
         step(subscription, change.event, change.changes, now);
-        if (change.refund) refunds.push(move.sale.id);
+        // A charge approved after its subscription stopped: marked to be refunded, with its move.
+        if (change.refund && move.moved.status === 'PAGO' && !move.sale.refundDueAt) {
+          move.changes.refundDueAt = now;
+          move.moved = { ...move.moved, refundDueAt: now };
+        }
       }
     };
 
@@ -158,60 +193,43 @@ export class MoneyPipeline {
       await moveSales(open.filter((sale) => !moving.has(sale.id)).map((sale) => ({ sale, event: 'CANCELLED' as const })));
     }
 
-    return this.writePlanned(manager, { moves, tracked, refunds, opened: work.opened ?? [] }, now);
+    return this.writePlanned(manager, { moves, tracked, opened: work.opened ?? [] }, now, inTransaction);
   }
 
   /**
-   * One sale's move (`request`) written in one statement with no transaction, when it can be: its
-   * status line, its postback and its posting with the balance move ride in the same statement as the
-   * sale's conditional write (src/database/cte-statement.ts), so the seller's balances row is locked
-   * for that statement only. It can be when the sale has no subscription (nothing to lock or read
-   * first), its items are held (when it has a postback), no one is named as its author (its status line
-   * is signed in a transaction) and `schedules` has its seller. Answers null, with nothing written, when
-   * it cannot be, or when the sale was moved by someone else first or its
-   * seller has no balances row: the caller then commits the move in a transaction.
+   * The planned unit as one SQL statement (src/database/cte-statement.ts): the sales' conditional writes
+   * with their status lines (signed by whoever recorded a move made on their word), gated on every
+   * seller having its balances row; the subscriptions, every postback and the ledger postings with the
+   * balances move, each gated on every sale's write. In a transaction, several sellers' balances rows
+   * are locked first in seller order, and a missing row is created and the statement run again; alone,
+   * nothing is written when a sale was moved first or a row is missing (null).
    */
-  async writeAlone(manager: EntityManager, request: SaleMoveRequest, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
-    const { sale } = request;
-    if (sale.subscriptionId !== null || !schedules.has(sale.sellerId) || (sale.postbackUrl && !request.items) || request.author) return null;
-    const move = planMove(request, schedules, now);
-    const statement = new CteStatement();
-    const posting = this.ledger.prepare(statement, move.postings);
-    const saved = this.sales.addStatusMoves(statement, [{ id: sale.id, expected: sale.status, changes: move.changes }], posting.ready);
-    if (sale.postbackUrl) {
-      const changes = saleStatusChanges([{ sale, moved: move.moved, previous: sale.status }], new Map([[sale.id, request.items ?? []]]), now);
-      this.notifications.addStatusChanges(statement, { sales: changes }, saved);
-    }
-    posting.add(saved);
-    const [row] = await statement.run<{ saved: boolean }>(manager, `SELECT ${saved} AS saved`);
-    return row.saved ? { sales: new Map([[sale.id, move.moved]]), subscriptions: new Map() } : null;
-  }
-
   private async writePlanned(
     manager: EntityManager,
-    unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; refunds: number[]; opened: NonNullable<UnitOfWork['opened']> },
+    unit: { moves: PlannedMove[]; tracked: Map<number, TrackedSubscription>; opened: NonNullable<UnitOfWork['opened']> },
     now: Date,
-  ): Promise<WorkDone> {
-    const { moves, tracked, refunds, opened } = unit;
-    if (moves.length > 0) {
-      const saved = await this.sales.updateStatusesIfCurrent(
-        moves.map(({ sale, changes }) => ({ id: sale.id, expected: sale.status, changes })),
-        manager,
-      );
-      const lost = moves.find(({ sale }) => !saved.has(sale.id));
-      if (lost) throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
-      await this.sales.signLatestStatusChanges(
-        moves.flatMap(({ sale, moved, author }) => (author ? [{ saleId: sale.id, status: moved.status, author }] : [])),
-        manager,
-      );
-    }
+    inTransaction: boolean,
+  ): Promise<WorkDone | null> {
+    const { moves, tracked, opened } = unit;
+    const statement = new CteStatement();
+    const posting = this.ledger.add(
+      statement,
+      moves.flatMap(({ postings }) => postings),
+      inTransaction,
+    );
+    if (inTransaction) await this.ledger.openBalances(manager, posting.sellers);
+    const saved = this.sales.addStatusMoves(
+      statement,
+      moves.map(({ sale, changes, author }) => ({ id: sale.id, expected: sale.status, changes, author })),
+      posting.ready,
+    );
     const changed = [...tracked.values()].filter((subscription) => Object.keys(subscription.columns).length > 0);
     // updated_at is the unit's `now`, as each postback's `data` says (issue 35: a postback is the lookup at that moment).
-    await this.subscriptions.updateMany(
+    this.subscriptions.addUpdates(
+      statement,
       changed.map(({ before, columns }) => ({ id: before.id, changes: { ...columns, updatedAt: now } as Partial<SubscriptionEntity> })),
-      manager,
+      saved,
     );
-    await this.sales.markRefundDue(refunds, now, manager);
 
     const announced = [
       ...opened.map(({ sale, previous }) => ({ sale, moved: sale, previous })),
@@ -237,14 +255,23 @@ export class MoneyPipeline {
           data: toSubscription(data ?? current),
         })),
       );
-    await this.notifications.enqueueStatusChanges(manager, { sales: saleChanges, subscriptions: subscriptionChanges });
-    // Last: the postings lock their sellers' balances rows until the commit, and every unit that moves a
-    // seller's money waits for those locks (two billing batches' answers, a sale's answer, a withdrawal),
-    // so they are held for the postings and the commit only, not for the writes above as well.
-    await this.ledger.post(
-      manager,
-      moves.flatMap(({ postings }) => postings),
-    );
+    this.notifications.addStatusChanges(statement, { sales: saleChanges, subscriptions: subscriptionChanges }, saved);
+    posting.write(saved);
+
+    if (!posting.empty || moves.length > 0 || changed.length > 0 || saleChanges.length > 0) {
+      const run = async () => (await statement.run<{ ready: boolean; saved: boolean }>(manager, `SELECT ${posting.ready} AS ready, ${saved} AS saved`))[0];
+      let outcome = await run();
+      if (!outcome.ready && inTransaction) {
+        await this.ledger.openBalances(manager, posting.sellers, true);
+        outcome = await run();
+      }
+      if (!outcome.saved) {
+        if (!inTransaction) return null;
+        if (!outcome.ready) throw new Error('A seller of these postings has no balances row');
+        const lost = moves[0];
+        throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
+      }
+    }
     return {
       sales: new Map(moves.map(({ moved }) => [moved.id, moved])),
       subscriptions: new Map(changed.map(({ current }) => [current.id, current])),

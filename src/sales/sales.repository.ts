@@ -5,7 +5,7 @@ import { Cents, cents } from '../domain/money';
 import { SalePaymentMethod, SaleStatus } from '../domain/sale-status';
 import { SaleItemEntity } from './entities/sale-item.entity';
 import { SaleEntity } from './entities/sale.entity';
-import { addRowUpdates, insertRows, updateRows } from '../database/bulk-rows';
+import { addRowUpdates, insertRows } from '../database/bulk-rows';
 import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
 import { containsPattern, countMatching, createdWithin, newestFirstPage } from '../database/list-queries';
@@ -354,12 +354,6 @@ export class SalesRepository {
     return this.dataSource.query(`SELECT id, provider FROM sales WHERE subscription_id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO' ORDER BY id`, [subscriptionIds]);
   }
 
-  /** Marks paid sales to be refunded (a charge approved after its subscription stopped), in the caller's transaction. */
-  async markRefundDue(ids: number[], at: Date, manager: EntityManager): Promise<void> {
-    if (ids.length === 0) return;
-    await manager.query(`UPDATE sales SET refund_due_at = $2 WHERE id = ANY($1::int[]) AND status = 'PAGO' AND refund_due_at IS NULL`, [ids, at]);
-  }
-
   /** Sales still PAGO that are marked to be refunded: among `ids`, or (null) the oldest `limit` of all (of one seller, or all). */
   async findRefundsDue(ids: number[] | null, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; sellerId: number; provider: string; amountCents: Cents }>> {
     if (ids !== null && ids.length === 0) return [];
@@ -444,64 +438,28 @@ export class SalesRepository {
   }
 
   /**
-   * Saves many moves at once, each only if its sale is still in its `expected` status, with one line of
-   * status history each: the ids saved (a sale missing from them was moved by someone else first).
-   */
-  async updateStatusesIfCurrent(
-    moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus } }>,
-    manager: EntityManager,
-  ): Promise<Set<number>> {
-    const saved = new Set(
-      await updateRows(
-        manager,
-        SaleEntity,
-        moves.map((move) => ({ id: move.id, changes: move.changes, expectedStatus: move.expected })),
-        { table: 'sale_status_changes', key: 'sale_id' },
-      ),
-    );
-    return saved;
-  }
-
-  /**
-   * Signs the status line each sale's move just wrote in the caller's transaction (its newest: the sale is
-   * locked by that transaction, so no other line of it can come after) with who recorded the move and why,
-   * in one statement. Throws, and so rolls the move back, if a sale's newest line is not that move's
-   * (not in `status`, or signed already).
-   */
-  async signLatestStatusChanges(lines: Array<{ saleId: number; status: SaleStatus; author: StatusChangeAuthor }>, manager: EntityManager): Promise<void> {
-    if (lines.length === 0) return;
-    const rows: Array<{ sale_id: number }> = await manager.query(
-      `WITH signed AS (
-         UPDATE sale_status_changes c SET recorded_by = v.recorded_by, reason = v.reason
-           FROM unnest($1::int[], $2::varchar[], $3::varchar[], $4::varchar[]) AS v(sale_id, status, recorded_by, reason)
-          WHERE c.id = (SELECT max(l.id) FROM sale_status_changes l WHERE l.sale_id = v.sale_id)
-            AND c.status = v.status AND c.recorded_by IS NULL
-          RETURNING c.sale_id)
-       SELECT sale_id FROM signed`,
-      [lines.map((line) => line.saleId), lines.map((line) => line.status), lines.map((line) => line.author.recordedBy), lines.map((line) => line.author.reason)],
-    );
-    if (rows.length !== lines.length) {
-      const signed = new Set(rows.map((row) => row.sale_id));
-      const missed = lines.filter((line) => !signed.has(line.saleId)).map((line) => line.saleId);
-      throw new Error(`No status line of the move to sign for sale(s) ${missed.join(', ')}`);
-    }
-  }
-
-  /**
-   * updateStatusesIfCurrent's writes added to `statement`, made only while `gate` holds: a condition
-   * that every move was saved (the sale still in its expected status), to gate the statement's other writes on.
+   * Sales' moves added to `statement` (the only way a sale's status is moved), each written only if its
+   * sale is still in its `expected` status and while `gate` holds, with one line of status history each,
+   * signed with who recorded the move and why when someone did (an operator's dispute event). Answers a
+   * condition that every move was saved (no sale moved by someone else first), to gate the statement's
+   * other writes on.
    */
   addStatusMoves(
     statement: CteStatement,
-    moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus } }>,
+    moves: Array<{ id: number; expected: SaleStatus; changes: Partial<SaleEntity> & { status: SaleStatus }; author?: StatusChangeAuthor }>,
     gate: string,
   ): string {
     if (moves.length === 0) return 'true';
     const written = addRowUpdates(
       statement,
       this.dataSource.getMetadata(SaleEntity),
-      moves.map((move) => ({ id: move.id, changes: move.changes, expectedStatus: move.expected })),
-      { history: { table: 'sale_status_changes', key: 'sale_id' }, gate },
+      moves.map((move) => ({
+        id: move.id,
+        changes: move.changes,
+        expectedStatus: move.expected,
+        line: { recorded_by: move.author?.recordedBy ?? null, reason: move.author?.reason ?? null },
+      })),
+      { history: { table: 'sale_status_changes', key: 'sale_id', columns: ['recorded_by', 'reason'] }, gate },
     );
     return `((${written.map((name) => `(SELECT count(*) FROM ${name})`).join(' + ')}) = ${moves.length})`;
   }

@@ -6,7 +6,8 @@ import { isStopped } from '../domain/subscription-outcome';
 import { isFinalSubscriptionStatus, SUBSCRIPTION_STATUSES, SubscriptionStatus } from '../domain/subscription-status';
 
 import { SubscriptionEntity } from './entities/subscription.entity';
-import { updateRows } from '../database/bulk-rows';
+import { addRowUpdates } from '../database/bulk-rows';
+import { CteStatement } from '../database/cte-statement';
 import { PlainRows } from '../database/plain-rows';
 import { Lease } from '../database/leases';
 import { containsPattern, countMatching, createdWithin, newestFirstPage, PagePosition } from '../database/list-queries';
@@ -298,9 +299,9 @@ export class SubscriptionsRepository {
     return rows.map((row) => this.rows.hydrate(row, true));
   }
 
-  /** Saves each subscription's own changes, in one statement per set of changed columns. */
-  async updateMany(updates: Array<{ id: number; changes: Partial<SubscriptionEntity> }>, manager: EntityManager): Promise<void> {
-    if (updates.length > 0) await updateRows(manager, SubscriptionEntity, updates);
+  /** Each subscription's own changes added to `statement` (one UPDATE per set of changed columns), written only while `gate` holds. */
+  addUpdates(statement: CteStatement, updates: Array<{ id: number; changes: Partial<SubscriptionEntity> }>, gate: string): void {
+    if (updates.length > 0) addRowUpdates(statement, this.dataSource.getMetadata(SubscriptionEntity), updates, { gate });
   }
 
   async releaseClaims(ids: number[]): Promise<void> {
