@@ -282,7 +282,7 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'PROVIDER_RECOVERY_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
   PROVIDER_RECOVERY_AFTER_SECONDS = 120;
 
-  /** How often the janitor passes over the provider operations left pending (card charges, refunds, payouts, Pix returns). */
+  /** How often the janitor passes over the provider operations left pending (card charges, refunds, payouts, Pix returns, Pix Automático). */
   @Transform(toInteger)
   @IsInt({ message: 'JANITOR_SECONDS must be a whole number of seconds, 1 to 3600' })
   @Min(1, { message: 'JANITOR_SECONDS must be a whole number of seconds, 1 to 3600' })

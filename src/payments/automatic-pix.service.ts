@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ProviderIntake } from '../intake/provider-intake.service';
+import { Janitor, SettledCounts } from '../janitor/janitor.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import {
@@ -34,7 +35,7 @@ const BATCH = 200;
 /** Recurring charges claimed at a time for sending (see AUTOMATIC_PIX_CHARGE_SEND in sales.repository.ts: the lease must outlast their sends). */
 const SEND_BATCH = 10;
 
-/** What the Pix Automático jobs did in one pass. */
+/** What one janitor's pass over Pix Automático's pending operations did (the sandbox scheduler's `automaticPix` fields). */
 export interface AutomaticPixSummary {
   chargesSent: number;
   chargesSettled: number;
@@ -79,13 +80,15 @@ export class AutomaticPixService implements OnModuleInit {
     private readonly sellers: SellerService,
     private readonly notifications: NotificationsService,
     private readonly intake: ProviderIntake,
+    private readonly janitor: Janitor,
   ) {}
 
   /**
    * A PSP's notifications of recurrences (`rec`, their idRec) and recurring charges (`cobr`, their txid),
    * kept by the intake: each asked about at the PSP and applied as it reports it (a repeated notification
-   * finds the state applied and changes nothing). The jobs still poll what a notification never sent would
-   * have told (pending authorizations and open charges every minute, authorized recurrences every hour).
+   * finds the state applied and changes nothing). The janitor's passes still poll what a notification never
+   * sent would have told (pending authorizations and open charges once a minute at most, authorized
+   * recurrences once an hour: the leases of their claims).
    */
   onModuleInit(): void {
     // Only what the notifying provider holds is asked about (a notification naming another's changes nothing).
@@ -94,6 +97,9 @@ export class AutomaticPixService implements OnModuleInit {
       const saleId = saleIdOfRecurringTxid(txid);
       if (saleId !== null) await this.syncCharges([saleId], new Date(), provider);
     });
+    // Left pending at the PSP: renewals to send as recurring charges (or sent with no answer), open charges
+    // and authorizations to ask about, and what was stopped here to close there.
+    this.janitor.register({ name: 'pix automatico', settle: async (sellerId, now): Promise<SettledCounts> => ({ ...(await this.settlePending(sellerId, now)) }) });
   }
 
   /**
@@ -117,8 +123,13 @@ export class AutomaticPixService implements OnModuleInit {
     return { journey, recurrenceId: created.recurrenceId, brCode: created.brCode };
   }
 
-  /** One pass of the jobs at `now`, for one seller or all: charges sent, open ones and pending authorizations asked about, stopped ones closed at the PSP. */
-  async runDueWork(now: Date, sellerId: number | null): Promise<AutomaticPixSummary> {
+  /**
+   * The janitor's pass at `now`, for one seller or all: authorizations waiting for the payer (or stopped
+   * here, still live at the PSP) asked about, charges due sent (the same claim sends one never sent and one
+   * whose send had no answer), open ones asked about, stopped ones closed at the PSP. Each record is claimed
+   * under its lease, only those of configured providers, and every PSP call is outside any transaction.
+   */
+  async settlePending(sellerId: number | null, now: Date): Promise<AutomaticPixSummary> {
     const summary: AutomaticPixSummary = { chargesSent: 0, chargesSettled: 0, retriesAsked: 0, authorizationsChanged: 0 };
     for (const id of await this.subscriptions.claimAutomaticPixAuthorizationsToCheck(sellerId, BATCH, this.providers.configuredNames())) {
       if (await this.syncAuthorization(id, now).catch((error: unknown) => this.failed(error, 'authorization', id))) summary.authorizationsChanged += 1;
@@ -136,7 +147,7 @@ export class AutomaticPixService implements OnModuleInit {
   /**
    * A subscription the seller stopped: its recurring charges cancelled here are cancelled at the PSP (a
    * pause collects nothing), and a cancelled one's authorization is cancelled there. What fails is done
-   * by the next pass of the jobs.
+   * by the janitor's next pass.
    */
   async afterStop(subscriptionId: number, sellerId: number, now: Date): Promise<void> {
     try {
@@ -279,7 +290,7 @@ export class AutomaticPixService implements OnModuleInit {
    * plain PIX sale with its QR: the customer pays it by hand, as a PIX renewal. One that fails is given
    * back at the end of the pass, for the next one.
    */
-  async sendDue(now: Date, sellerId: number | null): Promise<number> {
+  private async sendDue(now: Date, sellerId: number | null): Promise<number> {
     const sendBy = brazilDate(addDays(now, AUTOMATIC_PIX_LEAD_DAYS));
     const failed: number[] = [];
     let sent = 0;
@@ -300,7 +311,7 @@ export class AutomaticPixService implements OnModuleInit {
     return sent;
   }
 
-  /** Up to SEND_BATCH charges due to be sent by `sendBy`, each claimed (leased on its sale), as the jobs read them. */
+  /** Up to SEND_BATCH charges due to be sent by `sendBy`, each claimed (leased on its sale), as the janitor reads them. */
   private async claimChargesToSend(sendBy: string, sellerId: number | null): Promise<AutomaticCharge[]> {
     return this.repository.charges(await this.sales.claimAutomaticPixChargesToSend(sendBy, sellerId, SEND_BATCH, this.providers.configuredNames()));
   }

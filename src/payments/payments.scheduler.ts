@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { ExclusiveJob } from '../common/jobs/exclusive-job';
-import { AutomaticPixService, AutomaticPixSummary } from './automatic-pix.service';
 import { BillingService, BillingSummary } from './billing.service';
 import { ChargesService, SaleDueWorkSummary } from './charges.service';
 
@@ -14,25 +13,18 @@ import { ChargesService, SaleDueWorkSummary } from './charges.service';
  * - Billing: renewals, card retries on the dunning schedule, PAST_DUE grace handling, PIX renewals
  *   overdue and cancellations at period end; each (subscription, period, attempt) is one sale by a
  *   unique index, so a period is never charged twice.
+ * Pix Automático has no job of its own: writing a renewal when it is due is billing's (above); all that its
+ * pass did after that was a PSP operation to settle (send, ask about, close), so it is a kind of the janitor.
  */
 @Injectable()
 export class PaymentsScheduler {
   private readonly salesJob = new ExclusiveJob<SaleDueWorkSummary>(new Logger('SalesScheduler'), 'Sales due work', (s) => s.expiredSales + s.releasedReserves > 0);
   private readonly billingJob = new ExclusiveJob<BillingSummary>(new Logger('SubscriptionsScheduler'), 'Subscription billing', (s) => Object.values(s).some((count) => count > 0));
 
-  private readonly automaticPixJob = new ExclusiveJob<AutomaticPixSummary>(new Logger('AutomaticPixScheduler'), 'Pix Automático', (s) => Object.values(s).some((n) => n > 0));
-
   constructor(
     private readonly charges: ChargesService,
     private readonly billing: BillingService,
-    private readonly automaticPix: AutomaticPixService,
   ) {}
-
-  /** Pix Automático: recurring charges sent before their due date, open ones and pending authorizations asked about, stopped ones closed at the PSP. */
-  @Cron(CronExpression.EVERY_MINUTE, { name: 'automatic-pix' })
-  runAutomaticPix(): Promise<void> {
-    return this.automaticPixJob.run(() => this.automaticPix.runDueWork(new Date(), null));
-  }
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'sales-due-work' })
   runDueWork(): Promise<void> {

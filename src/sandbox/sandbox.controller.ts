@@ -13,7 +13,6 @@ import { CashoutService } from '../cashout/cashout.service';
 import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
 import { BillingService } from '../payments/billing.service';
 import { ChargesService } from '../payments/charges.service';
-import { AutomaticPixService } from '../payments/automatic-pix.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
 import { AutomaticPixAttemptDto, AutomaticPixAuthorizationEventDto, RefundEventDto, WithdrawalEventDto, SaleEventDto, SchedulerRunDto, SchedulerRunResponse } from './dto/sandbox.dto';
 import { RefundResponse } from '../payments/dto/refund.dto';
@@ -31,7 +30,6 @@ export class SandboxController {
     private readonly sales: ChargesService,
     private readonly cashouts: CashoutService,
     private readonly billing: BillingService,
-    private readonly automaticPix: AutomaticPixService,
     private readonly payer: SandboxPayerService,
     private readonly records: SandboxRecordsService,
     private readonly janitor: Janitor,
@@ -134,11 +132,11 @@ export class SandboxController {
     const now = this.records.clockAt(body.now);
     const subscriptions = await this.billing.runBilling(now, seller.id);
     const sales = await this.sales.runDueWork(now, seller.id);
-    // Pix Automático: charges due sent to the PSP, then the payer's bank collects the attempts due by `now`.
-    const automaticPix = await this.automaticPix.runDueWork(now, seller.id);
-    await this.payer.collectDue(seller.id, now);
-    // What is left pending at the providers, as the janitor's pass settles it.
+    // What is left pending at the providers, as the janitor's pass settles it (Pix Automático's charges due
+    // sent and open ones asked about among it), then the payer's bank collects the attempts due by `now`:
+    // the order Pix Automático had, and nothing else in the pass depends on the payer's bank.
     const pending = await this.janitor.pass(seller.id, now);
+    await this.payer.collectDue(seller.id, now);
     return {
       now: now.toISOString(),
       ...sales,
@@ -147,7 +145,12 @@ export class SandboxController {
       sentPayouts: pending.sentPayouts ?? 0,
       recoveredPayouts: pending.recoveredPayouts ?? 0,
       subscriptions,
-      automaticPix,
+      automaticPix: {
+        chargesSent: pending.chargesSent ?? 0,
+        chargesSettled: pending.chargesSettled ?? 0,
+        retriesAsked: pending.retriesAsked ?? 0,
+        authorizationsChanged: pending.authorizationsChanged ?? 0,
+      },
     };
   }
 }
