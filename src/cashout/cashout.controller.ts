@@ -8,14 +8,14 @@ import { CashoutExceptionFilter } from '../common/filters/cashout-exception.filt
 import { AuthenticatedSeller } from '../common/guards/authenticated-seller';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { CashoutService } from './cashout.service';
-import { CreateCashoutDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
+import { CreateWithdrawalDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/withdrawal.dto';
 
 @ApiTags('Cashout')
 @Controller('api/public/cashout')
 @ApiKeyAuth()
 @UseFilters(CashoutExceptionFilter)
 export class CashoutController {
-  constructor(private readonly cashouts: CashoutService) {}
+  constructor(private readonly withdrawals: CashoutService) {}
 
   @Post()
   @ApiOperation({ summary: 'Withdraw available balance to a PIX key', description: 'Amounts in reais. Starts PENDING; the amount moves from available to blocked.' })
@@ -34,11 +34,11 @@ export class CashoutController {
   ])
   async create(
     @CurrentSeller() seller: AuthenticatedSeller,
-    @Body() body: CreateCashoutDto,
+    @Body() body: CreateWithdrawalDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<WithdrawalResponse> {
-    const result = await this.cashouts.request(seller.id, body, idempotencyKey);
+    const result = await this.withdrawals.request(seller.id, body, idempotencyKey);
     response.status(result.status);
     if (result.replayed) response.setHeader('Idempotent-Replayed', 'true');
     return result.body;
@@ -49,6 +49,6 @@ export class CashoutController {
   @ApiOkResponse({ type: WithdrawalLookupResponse })
   @ApiErrorResponses('cashout', ['INVALID_ID', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'GENERAL_ERROR'])
   get(@CurrentSeller() seller: AuthenticatedSeller, @Param('id', IdParamPipe) id: number): Promise<WithdrawalLookupResponse> {
-    return this.cashouts.lookup(seller.id, id);
+    return this.withdrawals.lookup(seller.id, id);
   }
 }

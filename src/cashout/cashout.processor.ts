@@ -5,10 +5,10 @@ import { CashoutService, PAYOUTS_QUEUE, REQUEST_PAYOUT_JOB } from './cashout.ser
 /** Thin Bull consumer: one job, one payout request (idempotent by the withdrawal's id). */
 @Processor(PAYOUTS_QUEUE)
 export class CashoutProcessor {
-  constructor(private readonly cashouts: CashoutService) {}
+  constructor(private readonly withdrawals: CashoutService) {}
 
   @Process({ name: REQUEST_PAYOUT_JOB, concurrency: 5 })
   async requestPayout(job: Job<{ withdrawalId: number }>): Promise<void> {
-    await this.cashouts.sendPayout(job.data.withdrawalId);
+    await this.withdrawals.sendPayout(job.data.withdrawalId);
   }
 }

@@ -7,8 +7,8 @@ import { PlainRows } from '../database/plain-rows';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
-/** The payout recovery job's lease on a withdrawal (provider_checked_at, a minute), taken by claimPayoutChecks. */
-const PAYOUT_LEASE = new Lease({ table: 'withdrawals', column: 'provider_checked_at', duration: '1 minute' });
+/** The withdrawal recovery job's lease on a withdrawal (provider_checked_at, a minute), taken by claimWithdrawalsToCheck. */
+const RECOVERY_LEASE = new Lease({ table: 'withdrawals', column: 'provider_checked_at', duration: '1 minute' });
 
 @Injectable()
 export class CashoutRepository {
@@ -65,14 +65,14 @@ export class CashoutRepository {
    * (provider_checked_at) so that instances running the job together do not ask about it at once; with
    * the look-ups made of each so far (its backoff).
    */
-  async claimPayoutChecks(ageSeconds: number, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; checks: number }>> {
-    const rows = await PAYOUT_LEASE.claim<{ id: number; payout_checks: number }>(
+  async claimWithdrawalsToCheck(ageSeconds: number, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; checks: number }>> {
+    const rows = await RECOVERY_LEASE.claim<{ id: number; payout_checks: number }>(
       this.dataSource,
       `SELECT id FROM withdrawals
         WHERE status IN ('PENDING', 'PROCESSING') AND updated_at <= now() - make_interval(secs => $1)
           AND (payout_check_at IS NULL OR payout_check_at <= now())
           AND ($2::int IS NULL OR seller_id = $2) AND provider = ANY($4::varchar[])
-          AND ${PAYOUT_LEASE.free()}
+          AND ${RECOVERY_LEASE.free()}
         ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [ageSeconds, sellerId, limit, providers],
       ['id', 'payout_checks'],

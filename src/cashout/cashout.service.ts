@@ -22,7 +22,7 @@ import { PayoutReceipt, payoutReference, PayoutRefusedError, PayoutResult } from
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SellerService, WithdrawalProfile } from '../seller/seller.service';
 import { CashoutRepository } from './cashout.repository';
-import { CreateCashoutDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
+import { CreateWithdrawalDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/withdrawal.dto';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 import { toWithdrawal, toWithdrawalLookup, toWithdrawalWebhook } from './withdrawal.presenter';
 
@@ -33,8 +33,8 @@ const RECOVERY_BATCH = 500;
 /** Statuses the withdrawal webhook announces (spec 6.2). */
 const ANNOUNCED: ReadonlySet<WithdrawalStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED']);
 
-/** What a pass of the payout recovery job did: payouts the provider never received, sent again; withdrawals recorded or moved on what it said. */
-export interface PayoutRecoverySummary {
+/** What a pass of the withdrawal recovery job did: payouts the provider never received, sent again; withdrawals recorded or moved on what it said. */
+export interface WithdrawalRecoverySummary {
   sent: number;
   recovered: number;
 }
@@ -73,18 +73,18 @@ export class CashoutService implements OnModuleInit {
     this.payoutQueue.on('error', (error: Error) => this.logger.warn({ err: error }, 'Payouts queue cannot reach Redis'));
   }
 
-  /** Left pending: withdrawals with no news from their payout provider (recoverPayouts). */
+  /** Left pending: withdrawals with no news from their payout provider (recoverWithdrawals). */
   onModuleInit(): void {
     this.janitor.register({
       name: 'payouts',
       settle: async (sellerId) => {
-        const { sent, recovered } = await this.recoverPayouts(sellerId);
+        const { sent, recovered } = await this.recoverWithdrawals(sellerId);
         return { sentPayouts: sent, recoveredPayouts: recovered };
       },
     });
   }
 
-  async request(sellerId: number, request: CreateCashoutDto, idempotencyKey: string | undefined): Promise<CreatedWithdrawal> {
+  async request(sellerId: number, request: CreateWithdrawalDto, idempotencyKey: string | undefined): Promise<CreatedWithdrawal> {
     const amountCents = reaisToCents(request.amount);
     if (amountCents === null || amountCents <= 0) {
       throw new RequestValidationError([], [{ field: 'amount', message: 'amount must be a number of reais greater than zero, with at most two decimals' }]);
@@ -202,36 +202,36 @@ export class CashoutService implements OnModuleInit {
   }
 
   /**
-   * The payout job: asks the provider to pay out a PENDING withdrawal not yet recorded as sent (send).
+   * The payout job: asks the provider to pay out a PENDING withdrawal not yet recorded as sent (requestPayout).
    * Safe to run twice, from the queue and from the recovery job at once.
    */
   async sendPayout(withdrawalId: number): Promise<void> {
     const withdrawal = await this.withdrawals.findById(withdrawalId);
     if (!withdrawal || withdrawal.status !== 'PENDING' || withdrawal.externalId !== null) return;
-    await this.send(withdrawal);
+    await this.requestPayout(withdrawal);
   }
 
   /**
-   * The payout recovery job (every minute; the sandbox scheduler route for one seller): open withdrawals
+   * The withdrawal recovery job (every minute; the sandbox scheduler route for one seller): open withdrawals
    * (PENDING or PROCESSING) with no news for PROVIDER_RECOVERY_AFTER_SECONDS — the answer to the payout
    * request lost (a timeout, a 5xx, the process killed between the send and its answer), its callback
-   * lost, the job lost with Redis — are claimed under the payout lease (instances never ask about one at
+   * lost, the job lost with Redis — are claimed under the recovery lease (instances never ask about one at
    * once) and their next look-up put off first (the backoff: payoutCheckDelaySeconds). Then each, outside
    * any transaction, is asked about by its reference: a payout the provider knows is applied as its
    * answer or callback would have been (applyPayoutResult); one it never received is sent again under the
    * same reference, never a new one.
    */
-  async recoverPayouts(sellerId: number | null): Promise<PayoutRecoverySummary> {
+  async recoverWithdrawals(sellerId: number | null): Promise<WithdrawalRecoverySummary> {
     const firstDelay = this.config.providerRecoveryAfterSeconds;
-    const claimed = await this.withdrawals.claimPayoutChecks(firstDelay, sellerId, RECOVERY_BATCH, this.providers.configuredNames());
+    const claimed = await this.withdrawals.claimWithdrawalsToCheck(firstDelay, sellerId, RECOVERY_BATCH, this.providers.configuredNames());
     await this.withdrawals.scheduleNextChecks(claimed.map(({ id, checks }) => ({ id, delaySeconds: payoutCheckDelaySeconds(firstDelay, checks + 1) })));
-    const summary: PayoutRecoverySummary = { sent: 0, recovered: 0 };
+    const summary: WithdrawalRecoverySummary = { sent: 0, recovered: 0 };
     for (const { id } of claimed) {
       try {
-        const done = await this.checkPayout(id);
+        const done = await this.settleWithdrawal(id);
         if (done) summary[done] += 1;
       } catch (error) {
-        this.logger.warn({ err: error, withdrawalId: id }, 'Could not settle a payout with its provider; asking again later');
+        this.logger.warn({ err: error, withdrawalId: id }, 'Could not settle a withdrawal with its payout provider; asking again later');
       }
     }
     return summary;
@@ -264,7 +264,7 @@ export class CashoutService implements OnModuleInit {
     } else {
       const known = await payouts.findPayout(reference);
       if (known) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
-      else await this.send(current);
+      else await this.requestPayout(current);
     }
     return reference;
   }
@@ -291,7 +291,7 @@ export class CashoutService implements OnModuleInit {
    * provider refuses the reference (it cancelled or rejected it): its callback, or the recovery job's
    * look-up, moves the withdrawal and returns the money.
    */
-  private async send(withdrawal: WithdrawalEntity): Promise<boolean> {
+  private async requestPayout(withdrawal: WithdrawalEntity): Promise<boolean> {
     const reference = payoutReference(withdrawal.id);
     let receipt: PayoutReceipt;
     try {
@@ -306,7 +306,7 @@ export class CashoutService implements OnModuleInit {
   }
 
   /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */
-  private async checkPayout(id: number): Promise<'sent' | 'recovered' | null> {
+  private async settleWithdrawal(id: number): Promise<'sent' | 'recovered' | null> {
     const withdrawal = await this.withdrawals.findById(id);
     if (!withdrawal || (withdrawal.status !== 'PENDING' && withdrawal.status !== 'PROCESSING')) return null;
     const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${id}`).findPayout(payoutReference(id));
@@ -318,7 +318,7 @@ export class CashoutService implements OnModuleInit {
       this.logger.error({ withdrawalId: id, status: withdrawal.status }, 'The payout provider has no payout for a withdrawal it called back about; left to an operator');
       return null;
     }
-    return (await this.send(withdrawal)) ? 'sent' : null;
+    return (await this.requestPayout(withdrawal)) ? 'sent' : null;
   }
 
   /**

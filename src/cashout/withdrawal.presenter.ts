@@ -1,6 +1,6 @@
 import { centsToReaisString } from '../domain/money';
 import { announcedWithdrawalStatus } from '../domain/withdrawal-status';
-import { WithdrawalLookupResponse, WithdrawalResponse } from './dto/cashout.dto';
+import { WithdrawalLookupResponse, WithdrawalResponse } from './dto/withdrawal.dto';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
 /** Spec 2.10: reais as decimal strings; the creation answer has no updatedAt. */

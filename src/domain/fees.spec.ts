@@ -32,7 +32,7 @@ describe('fees', () => {
     expect(() => feeScheduleWith({ pixFixedCents: 1.5 })).toThrow(RangeError);
   });
 
-  it('computes cashout fees', () => {
+  it('computes withdrawal fees', () => {
     expect(withdrawalFees(cents(15000), DEFAULT_FEE_SCHEDULE)).toEqual({ fixedCents: 200, variableCents: 0, totalCents: 200 });
     expect(withdrawalFees(cents(15000), feeScheduleWith({ cashoutPercentBps: 100 })).totalCents).toBe(350);
   });

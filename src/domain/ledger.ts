@@ -11,7 +11,7 @@ import { Cents } from './money';
  */
 export const SELLER_ACCOUNTS = ['AVAILABLE', 'BLOCKED'] as const;
 export const PLATFORM_ACCOUNTS = [
-  /** Sale and cashout fees earned. */
+  /** Sale and withdrawal fees earned. */
   'FEE_REVENUE',
   /** Pre-chargeback fines charged to sellers. */
   'FINE_REVENUE',

@@ -1,7 +1,7 @@
 /**
  * Money inside the service is always an integer number of cents (`Cents`).
  * This file is the one place where reais (decimal strings or numbers at the API edges the spec
- * names: cashout amounts and subscription metrics) are turned into cents and back.
+ * names: withdrawal amounts and subscription metrics) are turned into cents and back.
  */
 declare const centsBrand: unique symbol;
 export type Cents = number & { readonly [centsBrand]: 'Cents' };

@@ -7,7 +7,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+55\d{10,11}$/;
 const RANDOM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Why a PIX key is not valid for its type, or null when it is (cashouts, spec 4.5). */
+/** Why a PIX key is not valid for its type, or null when it is (withdrawals, spec 4.5). */
 export function pixKeyProblem(key: string, type: PixKeyType): string | null {
   if (key.length < 8 || key.length > 77) return 'pixKey must be 8 to 77 characters';
   const checks: Record<PixKeyType, [boolean, string]> = {

@@ -25,7 +25,7 @@ export function nextAttemptAt(
 export const PAYOUT_CHECK_MAX_DELAY_SECONDS = 3600;
 
 /**
- * The payout recovery job's backoff: after `checks` look-ups of a withdrawal still open, the next waits
+ * The withdrawal recovery job's backoff: after `checks` look-ups of a withdrawal still open, the next waits
  * `firstDelaySeconds` (PROVIDER_RECOVERY_AFTER_SECONDS) doubled once per look-up made, up to an hour.
  */
 export function payoutCheckDelaySeconds(firstDelaySeconds: number, checks: number): number {

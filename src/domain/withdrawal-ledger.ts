@@ -6,7 +6,7 @@ import { WithdrawalEvent, WithdrawalStatus } from './withdrawal-status';
 export interface WithdrawalFunds {
   /** Gross: what leaves the seller's balance. */
   amountCents: Cents;
-  /** The cashout fee the platform earns. */
+  /** The withdrawal fee the platform earns. */
   feeCents: Cents;
   /** Sent to the seller's PIX key (amount − fee). */
   netAmountCents: Cents;
@@ -31,7 +31,7 @@ const returned = ({ amountCents, netAmountCents }: WithdrawalFunds, from: Withdr
  * What each payout provider callback does to the accounts; null when it touches no money. Keyed by every
  * event. PROCESSING: the net amount leaves the PSP account for the payout provider (in transit); the
  * seller's balance is unchanged, still blocked. COMPLETED: the seller's blocked amount goes, the transit
- * ends, the platform earns the cashout fee. A rejection or a cancellation returns it to available.
+ * ends, the platform earns the withdrawal fee. A rejection or a cancellation returns it to available.
  */
 export const WITHDRAWAL_LEDGER_EFFECTS: Record<WithdrawalEvent, (funds: WithdrawalFunds, from: WithdrawalStatus) => LedgerEffect | null> = {
   PROCESSING: ({ netAmountCents }) => ({

@@ -33,7 +33,7 @@ export type PayoutState = (typeof PAYOUT_STATES)[number];
 
 /**
  * The provider's callbacks that bring a withdrawal in each status to what its payout provider says of the
- * payout, in order, each a move of WITHDRAWAL_TRANSITIONS: what the payout recovery job applies when it
+ * payout, in order, each a move of WITHDRAWAL_TRANSITIONS: what the withdrawal recovery job applies when it
  * learns by asking what a lost answer or callback would have said. None when the withdrawal already says
  * as much (or more: PROCESSING while the provider's record still says PENDING; a payout not made either
  * way, FAILED or CANCELLED). A payout the provider cancelled while it was on its way is a rejection here

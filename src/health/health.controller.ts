@@ -15,7 +15,7 @@ const REDIS_DOWN: RedisState = { status: 'down', degraded: true, message: 'Redis
 
 /**
  * Readiness and liveness. Readiness (`/health`) fails only when PostgreSQL does not answer: Redis down
- * is reported as degraded, because sales, cashouts and subscriptions keep working (notifications wait
+ * is reported as degraded, because sales, withdrawals and subscriptions keep working (notifications wait
  * in the outbox), so a load balancer must not pull every instance during a Redis blip. Liveness
  * (`/health/live`) only says the process answers. Both are limited per client address, in a budget of
  * their own (RATE_LIMIT_RPS).

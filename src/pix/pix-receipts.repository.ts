@@ -99,9 +99,9 @@ export class PixReceiptsRepository {
   }
 
   /**
-   * The sales the gateway holds as paid through the PSP (PAGO, or paid then reversed or disputed) whose
-   * payment it booked in [from, to), whatever their columns say: each must have its Pix at the PSP. A Pix
-   * Automático charge sent to the PSP counts when `withRecurring` (its PSP is the configured one).
+   * The PIX sales the gateway holds as paid through `provider` (PAGO, or paid then reversed or disputed)
+   * whose payment it booked in [from, to), whatever their columns say: each must have its Pix at that
+   * PSP. A Pix Automático charge counts like any other PIX sale of that provider.
    */
   async salesHeldAsPaid(provider: string, from: Date, to: Date): Promise<Array<{ saleId: number; endToEndId: string | null; amountCents: Cents }>> {
     const rows: Array<{ id: number; pix_end_to_end_id: string | null; amount_cents: string }> = await this.dataSource.query(

@@ -10,7 +10,7 @@ import { SandboxOnlyGuard } from '../common/guards/sandbox-only.guard';
 import { IdParamPipe } from '../common/pipes/id-param.pipe';
 import { TransactionResponse } from '../sales/dto/sale.response';
 import { CashoutService } from '../cashout/cashout.service';
-import { WithdrawalLookupResponse } from '../cashout/dto/cashout.dto';
+import { WithdrawalLookupResponse } from '../cashout/dto/withdrawal.dto';
 import { BillingService } from '../payments/billing.service';
 import { ChargesService } from '../payments/charges.service';
 import { SubscriptionResponse } from '../subscriptions/dto/subscription.response';
@@ -28,7 +28,7 @@ import { SandboxRecordsService } from './sandbox-records.service';
 export class SandboxController {
   constructor(
     private readonly sales: ChargesService,
-    private readonly cashouts: CashoutService,
+    private readonly withdrawals: CashoutService,
     private readonly billing: BillingService,
     private readonly payer: SandboxPayerService,
     private readonly records: SandboxRecordsService,
@@ -105,16 +105,16 @@ export class SandboxController {
   })
   @ApiOkResponse({ type: WithdrawalLookupResponse, description: 'The withdrawal after the move' })
   @ApiErrorResponses('transactions', ['INVALID_ID', 'VALIDATION_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_TRANSITION'])
-  async cashoutEvent(
+  async withdrawalEvent(
     @CurrentSeller() seller: AuthenticatedSeller,
     @Param('id', IdParamPipe) id: number,
     @Body() body: WithdrawalEventDto,
   ): Promise<WithdrawalLookupResponse> {
-    const reference = await this.cashouts.admitEvent(seller.id, id, body.event);
+    const reference = await this.withdrawals.admitEvent(seller.id, id, body.event);
     // The sandbox payout provider's record moves first, as a provider's record does before it calls back:
     // a look-up of the payout (the recovery job's) then says what the callback says.
     await this.records.playPayoutCallback(reference, body.event);
-    return this.cashouts.applyEvent(seller.id, id, body.event);
+    return this.withdrawals.applyEvent(seller.id, id, body.event);
   }
 
   @Post('scheduler/run')

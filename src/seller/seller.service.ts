@@ -316,7 +316,7 @@ export class SellerService {
     return feeScheduleWith(seller.feeOverrides);
   }
 
-  /** permissions.transferPriceCents is the cashout's fixed fee of the seller's fee schedule. */
+  /** permissions.transferPriceCents is the withdrawal's fixed fee of the seller's fee schedule. */
   private feeOverridesWith(overrides: Record<string, number>, permissions?: PermissionsInput): Record<string, number> {
     const result = { ...overrides };
     if (permissions?.transferPriceCents !== undefined) result.cashoutFixedCents = permissions.transferPriceCents;

@@ -8,7 +8,7 @@ type Hit = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 /**
  * The rate limit's counters in Redis (@nest-lab/throttler-storage-redis), under a prefix of this
  * database, failing open: while Redis is down requests are not limited rather than refused, since
- * sales and cashouts keep working without Redis (the client fails fast, it does not queue).
+ * sales and withdrawals keep working without Redis (the client fails fast, it does not queue).
  */
 export class FailOpenRedisThrottlerStorage implements ThrottlerStorage {
   private readonly logger = new Logger('RateLimit');

@@ -3,7 +3,7 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGuards } 
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CashoutService } from '../../cashout/cashout.service';
-import { CreateCashoutDto } from '../../cashout/dto/cashout.dto';
+import { CreateWithdrawalDto } from '../../cashout/dto/withdrawal.dto';
 import { DashboardExceptionFilter } from '../../common/filters/dashboard-exception.filter';
 import { IdParamPipe } from '../../common/pipes/id-param.pipe';
 import { DomainError } from '../../domain/domain-error';
@@ -13,7 +13,7 @@ import { BalanceService } from '../../balance/balance.service';
 import { CurrentUser, DashboardAuthGuard, DashboardUser } from '../dashboard-auth.guard';
 import { FormErrors, formErrorsOf, formText, NO_ERRORS, validated } from '../forms';
 
-/** Business refusals of a cashout that concern the amount field; the others are about the account. */
+/** Business refusals of a withdrawal that concern the amount field; the others are about the account. */
 const AMOUNT_CODES = new Set(['MINIMUM_VALUE', 'MAXIMUM_VALUE', 'INSUFFICIENT_BALANCE']);
 
 /** The seller's withdrawals: list, detail with status history, and the request form (CashoutService's rules and messages). */
@@ -23,14 +23,14 @@ const AMOUNT_CODES = new Set(['MINIMUM_VALUE', 'MAXIMUM_VALUE', 'INSUFFICIENT_BA
 @UseFilters(DashboardExceptionFilter)
 export class DashboardWithdrawalsController {
   constructor(
-    private readonly cashouts: CashoutService,
+    private readonly withdrawals: CashoutService,
     private readonly balance: BalanceService,
   ) {}
 
   @Get()
   async list(@CurrentUser() user: DashboardUser, @Query('page') page: unknown, @Res() response: Response): Promise<void> {
     const pageNumber = typeof page === 'string' && /^[1-9]\d{0,5}$/.test(page) ? Number(page) : 1;
-    response.render('withdrawals', { ...(await this.cashouts.list(user.sellerId, pageNumber)) });
+    response.render('withdrawals', { ...(await this.withdrawals.list(user.sellerId, pageNumber)) });
   }
 
   @Get('new')
@@ -46,12 +46,12 @@ export class DashboardWithdrawalsController {
     if (amountCents === null || amountCents <= 0) {
       return this.renderForm(response, user, form, { fields: { amount: 'Informe um valor em reais, como 150,00.' }, form: null }, 400);
     }
-    const { value, errors } = await validated(CreateCashoutDto, { amount: centsToReaisNumber(amountCents), pixKey: form.pixKey, pixKeyType: form.pixKeyType });
+    const { value, errors } = await validated(CreateWithdrawalDto, { amount: centsToReaisNumber(amountCents), pixKey: form.pixKey, pixKeyType: form.pixKeyType });
     if (errors) return this.renderForm(response, user, form, errors, 400);
     let created: { body: { id: number } };
     try {
       // The form's own key: a double submission (or a retry after a timeout) creates one withdrawal.
-      created = await this.cashouts.request(user.sellerId, value, /^[0-9a-f-]{36}$/.test(idempotencyKey) ? `dashboard:${idempotencyKey}` : undefined);
+      created = await this.withdrawals.request(user.sellerId, value, /^[0-9a-f-]{36}$/.test(idempotencyKey) ? `dashboard:${idempotencyKey}` : undefined);
     } catch (error) {
       const refused = formErrorsOf(error);
       const code = error instanceof DomainError ? error.code : '';
@@ -63,8 +63,8 @@ export class DashboardWithdrawalsController {
 
   @Get(':id')
   async detail(@CurrentUser() user: DashboardUser, @Param('id', IdParamPipe) id: number, @Res() response: Response): Promise<void> {
-    const withdrawal = await this.cashouts.lookup(user.sellerId, id);
-    response.render('withdrawal', { withdrawal, history: await this.cashouts.statusHistory(user.sellerId, id) });
+    const withdrawal = await this.withdrawals.lookup(user.sellerId, id);
+    response.render('withdrawal', { withdrawal, history: await this.withdrawals.statusHistory(user.sellerId, id) });
   }
 
   private async renderForm(response: Response, user: DashboardUser, form: Record<string, string>, errors: FormErrors, status = 200): Promise<void> {

@@ -56,7 +56,7 @@ const CANCELLED_REASON = CALLBACKS.CANCELLED.reason as string;
  * The sandbox payout provider: takes every payout and records it by reference in its own table
  * (sandbox_payouts), so a reference is paid out at most once, whichever instance asks or retries, and
  * what it holds survives a restart (findPayout answers from it; tests count the payouts). A cancelled or
- * rejected reference stays so: a later request for it is refused. Its callbacks are the sandbox cashout
+ * rejected reference stays so: a later request for it is refused. Its callbacks are the sandbox's withdrawal
  * events route, which moves this record first (recordCallback), as a provider's record moves before it
  * calls back.
  */

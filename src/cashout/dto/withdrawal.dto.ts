@@ -3,7 +3,7 @@ import { IsDefined, IsIn, IsNumber, IsOptional, IsPositive, IsString, Length } f
 import { PIX_KEY_TYPES, PixKeyType } from '../../domain/pix-key';
 
 /** POST /api/public/cashout (spec 4.5). */
-export class CreateCashoutDto {
+export class CreateWithdrawalDto {
   @ApiProperty({ example: 150.5, description: 'Reais, at most two decimals; 100.00 to 100000.00' })
   @IsDefined()
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'amount must be a number of reais greater than zero' })
