@@ -98,6 +98,8 @@ export class SandboxController {
   @Post('cashouts/:id/events')
   @HttpCode(200)
   @ApiOperation({
+    // The operation's id as published before the handler's rename: generated clients keep their method name.
+    operationId: 'SandboxController_cashoutEvent',
     summary: "Simulate the payout provider's callback on a withdrawal: PROCESSING, COMPLETED, REJECTED, CANCELLED",
     description:
       "The sandbox payout provider's record of the payout moves first, then the withdrawal. 409 when either cannot move so: a payout whose net amount has 17 cents " +

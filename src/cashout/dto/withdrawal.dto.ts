@@ -1,8 +1,9 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsNumber, IsOptional, IsPositive, IsString, Length } from 'class-validator';
 import { PIX_KEY_TYPES, PixKeyType } from '../../domain/pix-key';
 
-/** POST /api/public/cashout (spec 4.5). */
+/** POST /api/public/cashout (spec 4.5). Its schema keeps the name it was published under: generated clients keep their type's name. */
+@ApiSchema({ name: 'CreateCashoutDto' })
 export class CreateWithdrawalDto {
   @ApiProperty({ example: 150.5, description: 'Reais, at most two decimals; 100.00 to 100000.00' })
   @IsDefined()
