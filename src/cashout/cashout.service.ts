@@ -18,13 +18,14 @@ import { nextWithdrawalStatus, withdrawalCatchUp, WithdrawalEvent, WithdrawalSta
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { PayoutReceipt, payoutReference, PayoutRefusedError, PayoutResult } from '../providers/payout-provider.port';
+import { PayoutReceipt, payoutReference, PayoutResult } from '../providers/payout-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SellerService, WithdrawalProfile } from '../seller/seller.service';
 import { CashoutRepository } from './cashout.repository';
 import { CreateWithdrawalDto, WithdrawalLookupResponse, WithdrawalResponse } from './dto/withdrawal.dto';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 import { toWithdrawal, toWithdrawalLookup, toWithdrawalWebhook } from './withdrawal.presenter';
+import { ProviderOperation, runOperation } from '../providers/provider-operation';
 
 export const PAYOUTS_QUEUE = 'payouts';
 export const REQUEST_PAYOUT_JOB = 'request-payout';
@@ -284,25 +285,35 @@ export class CashoutService implements OnModuleInit {
   }
 
   /**
-   * The payout request, outside any transaction, under the withdrawal's reference (payoutReference, the
-   * same on every try: the provider pays a reference at most once, and answers a reference it has with
-   * the payout it registered), then its answer applied (applyPayoutResult: the provider's id recorded).
-   * An answer that does not come throws: the queue retries, then the recovery job asks. False when the
-   * provider refuses the reference (it cancelled or rejected it): its callback, or the recovery job's
-   * look-up, moves the withdrawal and returns the money.
+   * A payout at the withdrawal's provider (the skeleton of src/providers/provider-operation.ts), under the
+   * withdrawal's reference (payoutReference, the same on every try: the provider pays a reference at most
+   * once, and answers a reference it has with the payout it registered); its answer applied
+   * (applyPayoutResult: the provider's id recorded). A refusal (the provider cancelled or rejected the
+   * reference) moves nothing here: its callback, or the recovery job's look-up, moves the withdrawal and
+   * returns the money.
+   */
+  private readonly payoutAtProvider: ProviderOperation<WithdrawalEntity, PayoutReceipt> = {
+    name: 'payout',
+    provider: (withdrawal) => withdrawal.provider,
+    reference: (withdrawal) => payoutReference(withdrawal.id),
+    call: (withdrawal) =>
+      this.providers
+        .payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`)
+        .requestPayout({ reference: payoutReference(withdrawal.id), netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }),
+    apply: async (withdrawal, receipt) => {
+      await this.applyPayoutResult(withdrawal, { status: 'PENDING', externalId: receipt.externalId, reason: null });
+    },
+    fail: async () => undefined,
+  };
+
+  /**
+   * The payout sent (payoutAtProvider): true when the provider took it, false when it refused it. An
+   * answer that does not come throws: the queue retries, then the recovery job asks.
    */
   private async requestPayout(withdrawal: WithdrawalEntity): Promise<boolean> {
-    const reference = payoutReference(withdrawal.id);
-    let receipt: PayoutReceipt;
-    try {
-      receipt = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({ reference, netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType });
-    } catch (error) {
-      if (!(error instanceof PayoutRefusedError)) throw error;
-      this.logger.warn({ err: error, withdrawalId: withdrawal.id }, 'The payout provider refused the payout; its callback or the recovery job will settle it');
-      return false;
-    }
-    await this.applyPayoutResult(withdrawal, { status: 'PENDING', externalId: receipt.externalId, reason: null });
-    return true;
+    const outcome = await runOperation(this.payoutAtProvider, withdrawal);
+    if (outcome.kind === 'unknown') throw new Error(`Payout ${payoutReference(withdrawal.id)} got no answer from ${withdrawal.provider}; asked again later`);
+    return outcome.kind === 'answered';
   }
 
   /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */

@@ -7,6 +7,17 @@ import { pgPool } from './plain-rows';
 
 type Connect = (...args: unknown[]) => unknown;
 
+/** Marks the work of a transaction (only with DB_GUARD_NESTED_CONNECTIONS). */
+const transactionWork = new AsyncLocalStorage<true>();
+
+/**
+ * Whether this code runs inside a transaction's work, as the guard marks it (DB_GUARD_NESTED_CONNECTIONS,
+ * as the e2e suite runs): always false without the guard.
+ */
+export function insideTransaction(): boolean {
+  return transactionWork.getStore() === true;
+}
+
 /** Raised when code inside a transaction asks the pool for a second connection. */
 export class NestedConnectionError extends Error {
   constructor() {
@@ -24,7 +35,6 @@ export class NestedConnectionError extends Error {
 @Injectable()
 export class NestedConnectionGuard implements OnModuleInit {
   private readonly logger = new Logger(NestedConnectionGuard.name);
-  private readonly insideTransaction = new AsyncLocalStorage<true>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -38,13 +48,13 @@ export class NestedConnectionGuard implements OnModuleInit {
     // Only the work callback runs marked: the transaction's own connection is taken before it starts.
     (manager as unknown as { transaction: unknown }).transaction = (...args: unknown[]) => {
       const work = args[args.length - 1] as (...inner: unknown[]) => unknown;
-      const marked = (...inner: unknown[]) => this.insideTransaction.run(true, () => work(...inner));
+      const marked = (...inner: unknown[]) => transactionWork.run(true, () => work(...inner));
       return transaction(...args.slice(0, -1), marked);
     };
     const pool = pgPool(this.dataSource) as unknown as { connect: Connect };
     const connect = pool.connect.bind(pool);
     pool.connect = (...args: unknown[]) => {
-      if (this.insideTransaction.getStore()) {
+      if (insideTransaction()) {
         const error = new NestedConnectionError();
         this.logger.error({ err: error }, error.message);
         const callback = args.find((arg) => typeof arg === 'function') as ((error: Error) => void) | undefined;

@@ -19,7 +19,8 @@ import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { cancelledColumns } from '../domain/subscription-outcome';
 import { isFinalSubscriptionStatus } from '../domain/subscription-status';
 import { ProviderRegistry } from '../providers/provider-registry';
-import { recurrenceContract, recurringChargeTxid, RecurrenceState, saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
+import { recurrenceContract, RecurringChargeState, recurringChargeTxid, RecurrenceState, saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
+import { SaleEntity } from '../sales/entities/sale.entity';
 import { pixTxid } from '../providers/pix-provider.port';
 import { SalesRepository } from '../sales/sales.repository';
 import { SellerService } from '../seller/seller.service';
@@ -30,6 +31,7 @@ import { SubscriptionsRepository } from '../subscriptions/subscriptions.reposito
 import { AutomaticCharge, AutomaticPixRepository } from './automatic-pix.repository';
 import { MoneyPipeline } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
+import { ProviderOperation, runOperation } from '../providers/provider-operation';
 
 const BATCH = 200;
 /** Recurring charges claimed at a time for sending (see AUTOMATIC_PIX_CHARGE_SEND in sales.repository.ts: the lease must outlast their sends). */
@@ -316,21 +318,45 @@ export class AutomaticPixService implements OnModuleInit {
     return this.repository.charges(await this.sales.claimAutomaticPixChargesToSend(sendBy, sellerId, SEND_BATCH, this.providers.configuredNames()));
   }
 
+  /**
+   * A renewal's recurring charge at the PSP that holds its recurrence (a provider operation,
+   * src/providers/provider-operation.ts), under the txid derived from the sale (a second send is the
+   * same charge): recorded sent; refused or unanswered, its lease is given back and the next pass sends it again.
+   */
+  private readonly recurringChargeAtPsp: ProviderOperation<{ charge: AutomaticCharge & { recurrenceId: string }; sale: SaleEntity; now: Date }, RecurringChargeState> = {
+    name: 'Pix Automático charge',
+    provider: ({ charge }) => charge.provider,
+    reference: ({ charge }) => recurringChargeTxid(charge.saleId),
+    call: ({ charge, sale }) =>
+      this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).createRecurringCharge({
+        txid: recurringChargeTxid(charge.saleId),
+        recurrenceId: charge.recurrenceId,
+        dueDate: charge.dueDate,
+        amountCents: sale.amountCents,
+        description: `Renewal of subscription ${charge.subscriptionId}`,
+      }),
+    apply: ({ charge, now }) => this.sales.markAutomaticPixSent(charge.saleId, now),
+    fail: async () => undefined,
+  };
+
+  /** A recurring charge of a sale cancelled here, cancelled at its PSP (a provider operation): recorded closed; refused or unanswered, asked again on the next pass. */
+  private readonly cancellationAtPsp: ProviderOperation<{ charge: { saleId: number; provider: string }; now: Date }, RecurringChargeState> = {
+    name: 'cancellation of a Pix Automático charge',
+    provider: ({ charge }) => charge.provider,
+    reference: ({ charge }) => recurringChargeTxid(charge.saleId),
+    call: ({ charge }) => this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).cancelRecurringCharge(recurringChargeTxid(charge.saleId)),
+    apply: ({ charge, now }) => this.sales.markPixChargeClosed(charge.saleId, now),
+    fail: async () => undefined,
+  };
+
   /** One claimed charge: sent to the PSP, fallen back to a QR, or failed (its lease given back at the end of the pass). */
   private async sendOne(charge: AutomaticCharge, now: Date): Promise<'SENT' | 'FELL_BACK' | 'FAILED'> {
     try {
       if (charge.authorization === 'AUTHORIZED' && charge.recurrenceId && canStillSend(charge.dueDate, now)) {
         const sale = await this.sales.findById(charge.saleId);
         if (!sale) return 'FAILED';
-        await this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).createRecurringCharge({
-          txid: recurringChargeTxid(charge.saleId),
-          recurrenceId: charge.recurrenceId,
-          dueDate: charge.dueDate,
-          amountCents: sale.amountCents,
-          description: `Renewal of subscription ${charge.subscriptionId}`,
-        });
-        await this.sales.markAutomaticPixSent(charge.saleId, now);
-        return 'SENT';
+        const outcome = await runOperation(this.recurringChargeAtPsp, { charge: { ...charge, recurrenceId: charge.recurrenceId }, sale, now });
+        return outcome.kind === 'answered' ? 'SENT' : 'FAILED';
       }
       if (charge.authorization !== 'PENDING') await this.fallBackToQr(charge, now);
       return 'FELL_BACK';
@@ -374,12 +400,7 @@ export class AutomaticPixService implements OnModuleInit {
   /** Recurring charges of sales cancelled here (their subscription stopped): cancelled at the PSP, so nothing more is collected. */
   private async closeCancelledCharges(sellerId: number | null, now: Date): Promise<void> {
     for (const charge of await this.repository.chargesToCancel(sellerId, BATCH, this.providers.configuredNames())) {
-      try {
-        await this.providers.automaticPix(charge.provider, `Sale ${charge.saleId}`).cancelRecurringCharge(recurringChargeTxid(charge.saleId));
-        await this.sales.markPixChargeClosed(charge.saleId, now);
-      } catch (error) {
-        this.failed(error, 'cancellation of the charge', charge.saleId);
-      }
+      await runOperation(this.cancellationAtPsp, { charge, now });
     }
   }
 

@@ -9,7 +9,8 @@ import { FeeSchedule } from '../domain/fees';
 import { BillingAction, DEFAULT_DUNNING, DunningPolicy, dueBillingAction } from '../domain/subscription-billing';
 import { cancelledColumns, chargeOpenedColumns, SubscriptionColumns } from '../domain/subscription-outcome';
 import { SubscriptionEvent } from '../domain/subscription-status';
-import { chargeReference } from '../providers/card-provider.port';
+import { chargeReference, ChargeResult } from '../providers/card-provider.port';
+import { callProvider, ProviderOperation } from '../providers/provider-operation';
 import { ProviderRegistry, railOf } from '../providers/provider-registry';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SaleItemEntity } from '../sales/entities/sale-item.entity';
@@ -342,19 +343,14 @@ export class BillingService {
           // Cancelled or paused while these charges waited their turn: the reference is voided, nothing is
           // charged, and the sale fails as the recovery job would fail it (a charge found instead is applied).
           for (const { sale } of turn.filter(({ subscription }) => halted.has(subscription.id))) {
-            outcomes.push({ saleId: sale.id, charge: await this.providers.card(sale.provider, `Sale ${sale.id}`).voidCharge(chargeReference(sale.id)) });
+            const voided = await callProvider(cardVoid(this.providers), sale);
+            if (voided.kind === 'answered') outcomes.push({ saleId: sale.id, charge: voided.answer });
           }
           // Each card is charged by the provider that holds it (its subscription's, on the sale); one
           // provider's failure leaves its own cards to the recovery job, not the others'.
           for (const charged of groupBy(turn.filter(({ subscription }) => !halted.has(subscription.id)), ({ sale }) => sale.provider)) {
-            try {
-              const answers = await this.providers.card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`).chargeCards(
-                charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' })),
-              );
-              charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answers[index] }));
-            } catch (error) {
-              this.logger.error({ err: error, saleIds: charged.map(({ sale }) => sale.id) }, 'Renewal charges did not answer; the recovery job resolves their sales');
-            }
+            const answered = await callProvider(renewalCharges(this.providers), charged);
+            if (answered.kind === 'answered') charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answered.answer[index] }));
           }
         } catch (error) {
           this.logger.error({ err: error, saleIds: turn.map(({ sale }) => sale.id) }, 'Renewal charges did not answer; the recovery job resolves their sales');
@@ -506,4 +502,27 @@ function groupBy<T>(items: T[], key: (item: T) => string): T[][] {
     else groups.set(key(item), [item]);
   }
   return [...groups.values()];
+}
+
+/** Voiding the charge of a renewal whose subscription stopped while it waited its turn (a provider operation: src/providers/provider-operation.ts). */
+function cardVoid(providers: ProviderRegistry): Pick<ProviderOperation<SaleEntity, ChargeResult | null>, 'name' | 'provider' | 'reference' | 'call'> {
+  return {
+    name: 'card void',
+    provider: (sale) => sale.provider,
+    reference: (sale) => chargeReference(sale.id),
+    call: (sale) => providers.card(sale.provider, `Sale ${sale.id}`).voidCharge(chargeReference(sale.id)),
+  };
+}
+
+/** Renewal charges of stored cards at their one provider, in one call (a provider operation: src/providers/provider-operation.ts); its answers in order. */
+function renewalCharges(providers: ProviderRegistry): Pick<ProviderOperation<Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>, ChargeResult[]>, 'name' | 'provider' | 'reference' | 'call'> {
+  return {
+    name: 'batch of renewal charges',
+    provider: ([first]) => first.sale.provider,
+    reference: (charged) => charged.map(({ sale }) => chargeReference(sale.id)).join(','),
+    call: (charged) =>
+      providers
+        .card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`)
+        .chargeCards(charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' }))),
+  };
 }

@@ -18,6 +18,7 @@ import { toTransaction } from '../sales/sale.presenter';
 import { assertOwnedSale, assertSaleExists } from '../sales/sales.service';
 import { SaleLookupItem, SalesRepository, StatusChangeAuthor } from '../sales/sales.repository';
 import { MoneyPipeline, SaleMoveRequest } from './money-pipeline';
+import { callProvider } from '../providers/provider-operation';
 
 /** Rows one scheduler pass handles per kind of work. */
 const BATCH = 500;
@@ -289,13 +290,18 @@ export class ChargesService implements OnModuleInit {
   async refundDue(saleIds: number[] | null, now: Date, sellerId: number | null = null): Promise<number> {
     const due = await this.sales.findRefundsDue(saleIds, sellerId, BATCH, this.providers.configuredNames());
     const refunded: number[] = [];
-    for (const { id, provider, amountCents } of due) {
-      try {
-        await this.providers.card(provider, `Sale ${id}`).refundCharge({ reference: chargeReference(id), refundId: `STOP${id}`, amountCents });
-        refunded.push(id);
-      } catch (error) {
-        this.logger.warn({ err: error, saleId: id }, 'Could not refund a charge approved after its subscription stopped; retrying later');
-      }
+    for (const sale of due) {
+      // A provider operation (src/providers/provider-operation.ts): a refusal or no answer leaves it due for the next pass.
+      const answered = await callProvider(
+        {
+          name: 'refund of a charge approved after its subscription stopped',
+          provider: ({ provider }: typeof sale) => provider,
+          reference: ({ id }: typeof sale) => `STOP${id}`,
+          call: ({ id, provider, amountCents }: typeof sale) => this.providers.card(provider, `Sale ${id}`).refundCharge({ reference: chargeReference(id), refundId: `STOP${id}`, amountCents }),
+        },
+        sale,
+      );
+      if (answered.kind === 'answered') refunded.push(sale.id);
     }
     if (refunded.length === 0) return 0;
     return this.dataSource.transaction(async (manager) => {

@@ -10,7 +10,7 @@ import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmen
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { IdempotencyService, IdempotentRequest, PriorUse } from '../idempotency/idempotency.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { CardToken, chargeReference, ChargeResult } from '../providers/card-provider.port';
+import { CardToken, chargeReference } from '../providers/card-provider.port';
 import { ProviderRegistry, railOf } from '../providers/provider-registry';
 import { CreateSaleDto } from '../sales/dto/create-sale.dto';
 import { CreateSaleResponse } from '../sales/dto/sale.response';
@@ -26,6 +26,7 @@ import { AutomaticPixService } from './automatic-pix.service';
 import { ChargesService } from './charges.service';
 import { MoneyPipeline, openedSale } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
+import { callProvider } from '../providers/provider-operation';
 
 const SCOPE = 'POST /api/sales';
 
@@ -221,19 +222,20 @@ export class CheckoutService {
     const { sale: opened, items } = written;
     const answerOpened = async () => ({ status: 201, body: await this.withSubscription(toCreateSaleResponse(await this.currentOr(opened), null), opened), replayed: false });
 
-    let charge: ChargeResult;
-    try {
-      charge = await acquirer.chargeCard({
-        reference: chargeReference(opened.id),
-        token: card.token,
-        amountCents: opened.amountCents,
-        installments: opened.installments ?? 1,
-        kind: 'FIRST',
-      });
-    } catch (error) {
-      this.logger.error({ err: error, saleId: opened.id }, 'Card charge did not answer; the sale stays EM_PROCESSAMENTO for the recovery job');
-      return answerOpened();
-    }
+    // The charge at the acquirer (a provider operation, src/providers/provider-operation.ts): no answer
+    // leaves the sale EM_PROCESSAMENTO for the janitor, which asks the acquirer by the same reference.
+    const charged = await callProvider(
+      {
+        name: 'card charge',
+        provider: () => provider,
+        reference: (sale: SaleEntity) => chargeReference(sale.id),
+        call: (sale: SaleEntity) =>
+          acquirer.chargeCard({ reference: chargeReference(sale.id), token: card.token, amountCents: sale.amountCents, installments: sale.installments ?? 1, kind: 'FIRST' }),
+      },
+      opened,
+    );
+    if (charged.kind !== 'answered') return answerOpened();
+    const charge = charged.answer;
     try {
       // The answer is saved for replays, and the subscription read, in the move's transaction; with
       // neither, the move has nothing to run beside it (and may be one statement, no transaction).

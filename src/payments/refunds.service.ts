@@ -11,9 +11,10 @@ import { refundsCoverSale } from '../domain/sale-move';
 import { IdempotencyService, PriorUse } from '../idempotency/idempotency.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { CardRefundRefusedError, chargeReference } from '../providers/card-provider.port';
+import { CardRefundAnswer, chargeReference } from '../providers/card-provider.port';
+import { ProviderOperation, runOperation } from '../providers/provider-operation';
 import { ProviderRegistry } from '../providers/provider-registry';
-import { PixRequestRefusedError, PixReturn } from '../providers/pix-provider.port';
+import { PixReturn } from '../providers/pix-provider.port';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { assertOwnedSale } from '../sales/sales.service';
 import { SalesRepository } from '../sales/sales.repository';
@@ -131,30 +132,32 @@ export class RefundsService implements OnModuleInit {
   }
 
   /**
-   * Asks the provider for a PENDING refund (outside any transaction) and applies what it answers; an
-   * answer that does not come leaves the refund PENDING for the retry pass, which asks again under the
-   * same id (the provider makes it once).
+   * A refund at the sale's provider (the skeleton of src/providers/provider-operation.ts): asked under the
+   * refund's own id (the provider makes it once), outside any transaction; a PIX return's answer applied
+   * (applyReturn), a card refund's recorded (PENDING: asked again) or finished; a refusal fails it (the
+   * money back where the request took it from). No answer leaves it PENDING for the janitor's pass, which
+   * asks again under the same id.
    */
+  private readonly refundAtProvider: ProviderOperation<{ refund: RefundRow; sale: SaleEntity }, PixReturn | CardRefundAnswer> = {
+    name: 'refund',
+    provider: ({ sale }) => sale.provider,
+    reference: ({ refund }) => refund.providerRefundId,
+    call: ({ refund, sale }) =>
+      sale.paymentMethod === 'PIX'
+        ? this.providers.pix(sale.provider, `Sale ${sale.id}`).requestReturn(sale.pixEndToEndId ?? sale.externalTransactionId ?? String(sale.id), refund.providerRefundId, refund.amountCents, `Estorno da venda ${sale.id}`)
+        : this.providers.card(sale.provider, `Sale ${sale.id}`).refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents }),
+    apply: async ({ refund }, answer) => {
+      if ('returnId' in answer) await this.applyReturn(refund, answer);
+      else if (answer.status === 'PENDING') await this.refunds.markRequested(refund.id, null);
+      else await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
+    },
+    fail: ({ refund }, reason) => this.finish(refund.id, 'FAILED', null, reason),
+  };
+
+  /** A PENDING refund sent to its sale's provider, and what comes of it applied (refundAtProvider). */
   async dispatch(refund: RefundRow): Promise<void> {
     const sale = await this.sales.findById(refund.saleId);
-    if (!sale) return;
-    try {
-      if (sale.paymentMethod === 'PIX') {
-        const endToEndId = sale.pixEndToEndId ?? sale.externalTransactionId ?? String(sale.id);
-        const answer = await this.providers.pix(sale.provider, `Sale ${sale.id}`).requestReturn(endToEndId, refund.providerRefundId, refund.amountCents, `Estorno da venda ${sale.id}`);
-        await this.applyReturn(refund, answer);
-      } else {
-        const answer = await this.providers.card(sale.provider, `Sale ${sale.id}`).refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents });
-        if (answer.status === 'PENDING') await this.refunds.markRequested(refund.id, null);
-        else await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
-      }
-    } catch (error) {
-      if (error instanceof CardRefundRefusedError || error instanceof PixRequestRefusedError) {
-        await this.finish(refund.id, 'FAILED', null, error.message);
-        return;
-      }
-      this.logger.warn({ err: error, refundId: refund.id, saleId: sale.id }, 'A refund was not confirmed by the provider; retrying later');
-    }
+    if (sale) await runOperation(this.refundAtProvider, { refund, sale });
   }
 
   /** What the PSP says of a PIX return (its answer, its notification, or polling). */

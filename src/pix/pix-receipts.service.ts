@@ -9,11 +9,12 @@ import { MetricsService } from '../metrics/metrics.service';
 import { MoneyPipeline } from '../payments/money-pipeline';
 import { RefundsService } from '../payments/refunds.service';
 import { saleIdOfRecurringTxid } from '../providers/automatic-pix.port';
-import { PixRequestRefusedError, PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
+import { PixReturn, ReceivedPix, saleIdOfTxid } from '../providers/pix-provider.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SaleEntity } from '../sales/entities/sale.entity';
 import { SalesRepository } from '../sales/sales.repository';
 import { PixReceiptsRepository, ReceiptOutcome, ReceiptRow } from './pix-receipts.repository';
+import { ProviderOperation, runOperation } from '../providers/provider-operation';
 
 /** Pending returns looked at per pass. */
 const RETURNS_BATCH = 100;
@@ -185,20 +186,30 @@ export class PixReceiptsService implements OnModuleInit {
     return pending.length;
   }
 
-  private async requestReturn(receipt: ReceiptRow): Promise<void> {
-    try {
-      const answer = await this.providers.pix(receipt.provider).requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]);
+  /**
+   * The return of a Pix that paid no sale, at the PSP that received it (the skeleton of
+   * src/providers/provider-operation.ts), under the return id written with the receipt: its answer
+   * applied; a refusal recorded NAO_REALIZADO for the operator; no answer left for the janitor's pass.
+   */
+  private readonly returnAtPsp: ProviderOperation<ReceiptRow, PixReturn> = {
+    name: 'return of a Pix',
+    provider: (receipt) => receipt.provider,
+    reference: (receipt) => receipt.returnId as string,
+    call: (receipt) =>
+      this.providers.pix(receipt.provider).requestReturn(receipt.endToEndId, receipt.returnId as string, receipt.amountCents, RETURN_REASONS[receipt.outcome as Exclude<ReceiptOutcome, 'APPLIED'>]),
+    apply: async (receipt, answer) => {
       if (answer.status === 'EM_PROCESSAMENTO') await this.receipts.setReturn(receipt.id, 'PENDING', null);
       else await this.applyReturn(answer, receipt.endToEndId);
-    } catch (error) {
-      if (error instanceof PixRequestRefusedError) {
-        await this.dataSource.transaction((manager) => this.receipts.setReturn(receipt.id, 'NAO_REALIZADO', error.message, manager));
-        this.metrics.countPixDifference('RETURN_NOT_MADE');
-        this.logger.error({ endToEndId: receipt.endToEndId, err: error }, 'The PSP refused to return a Pix that belongs to no sale; the operator must settle it');
-        return;
-      }
-      this.logger.warn({ err: error, endToEndId: receipt.endToEndId }, 'The return of a Pix was not confirmed; retrying later');
-    }
+    },
+    fail: async (receipt, reason) => {
+      await this.dataSource.transaction((manager) => this.receipts.setReturn(receipt.id, 'NAO_REALIZADO', reason, manager));
+      this.metrics.countPixDifference('RETURN_NOT_MADE');
+      this.logger.error({ endToEndId: receipt.endToEndId, reason }, 'The PSP refused to return a Pix that belongs to no sale; the operator must settle it');
+    },
+  };
+
+  private async requestReturn(receipt: ReceiptRow): Promise<void> {
+    await runOperation(this.returnAtPsp, receipt);
   }
 }
 

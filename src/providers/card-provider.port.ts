@@ -1,4 +1,5 @@
 import { Cents } from '../domain/money';
+import { ProviderRefusedError } from './provider-operation';
 
 /**
  * The card acquirer (CardProvider) and the boleto issuer (BoletoProvider) as the modules see them; each
@@ -54,7 +55,7 @@ export interface CardRefundRequest {
 export type CardRefundAnswer = { status: 'COMPLETED'; externalId: string } | { status: 'PENDING' };
 
 /** The acquirer will not make a refund (nothing approved under the reference, or more than what is left). */
-export class CardRefundRefusedError extends Error {}
+export class CardRefundRefusedError extends ProviderRefusedError {}
 
 export interface ChargeRequest {
   /** Our idempotency reference: the sale's id. The provider makes at most one charge per reference. */

@@ -1,6 +1,7 @@
 import { Cents } from '../domain/money';
 import { PixKeyType } from '../domain/pix-key';
 import { PayoutState } from '../domain/withdrawal-status';
+import { ProviderRefusedError } from './provider-operation';
 
 /** Sends withdrawals to PIX keys: a port of the providers that pay out (ProviderRegistry.payout). */
 export interface PayoutRequest {
@@ -27,7 +28,7 @@ export interface PayoutResult {
 }
 
 /** The provider refuses to pay out this reference (it was cancelled or rejected): retrying will not help. */
-export class PayoutRefusedError extends Error {
+export class PayoutRefusedError extends ProviderRefusedError {
   constructor(readonly reference: string, reason: string) {
     super(`Payout ${reference} refused: ${reason}`);
     this.name = 'PayoutRefusedError';

@@ -1,4 +1,5 @@
 import { Cents } from '../domain/money';
+import { ProviderRefusedError } from './provider-operation';
 
 /**
  * The PIX provider as the modules see it: the sandbox (a static-style BR Code, payments played through
@@ -52,7 +53,7 @@ export interface ReceivedPix {
 }
 
 /** The PSP answered that it will not do what was asked (RFC 7807 problem, 4xx): retrying cannot help. */
-export class PixRequestRefusedError extends Error {
+export class PixRequestRefusedError extends ProviderRefusedError {
   constructor(
     readonly status: number,
     readonly problem: { type?: string; title?: string; detail?: string },
