@@ -99,14 +99,14 @@ export class NotificationsService {
     changes: StatusChanges,
   ): Promise<void> {
     const statement = new CteStatement();
-    this.addStatusChanges(statement, changes, 'true');
-    await statement.run(manager, 'SELECT 1');
+    if (this.addStatusChanges(statement, changes, 'true') > 0) await statement.run(manager, 'SELECT 1');
   }
 
-  /** The postbacks and events of these status changes added to `statement` (the one way they are written), written only while `gate` holds. */
-  addStatusChanges(statement: CteStatement, changes: StatusChanges, gate: string): void {
+  /** The postbacks and events of these status changes added to `statement` (the one way they are written), written only while `gate` holds; how many. */
+  addStatusChanges(statement: CteStatement, changes: StatusChanges, gate: string): number {
     const events = statusChangeEvents(changes);
     if (events.length > 0) this.notifications.addEvents(statement, events, gate);
+    return events.length;
   }
 
   /** The withdrawal webhook of spec 6.2 to every webhook the seller configured, unsigned, in the caller's transaction. */

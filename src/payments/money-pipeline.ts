@@ -116,14 +116,17 @@ export class MoneyPipeline {
 
   /**
    * `work` written the same way in one statement with no transaction, when it can be (`manager` is not
-   * in one): nothing in it to lock or read first — no sale of a subscription, no subscription, every
-   * seller's schedule in `schedules`, the items of every sale with a postback held, one seller's balance
-   * moved. Answers null, with nothing written, when it cannot be, when a sale was moved by someone else
-   * first or when the seller has no balances row: the caller then writes the unit in a transaction.
+   * in one): one sale moved at most (the sales' conditional writes of one statement cannot wait on each
+   * other, so a unit of several could keep one sale's move and lose another's), and nothing to lock or
+   * read first — no sale of a subscription, no subscription, every seller's schedule in `schedules`, the
+   * items of every sale with a postback held, one seller's balance moved. Answers null, with nothing
+   * written, when it cannot be, when its sale was moved by someone else first or when the seller has no
+   * balances row: the caller then writes the unit in a transaction.
    */
   async writeAlone(manager: EntityManager, work: UnitOfWork, now: Date, schedules: ReadonlyMap<number, FeeSchedule>): Promise<WorkDone | null> {
     const sales = [...(work.sales ?? []), ...(work.opened ?? [])];
     const lockFree =
+      (work.sales ?? []).length <= 1 &&
       (work.subscriptions ?? []).length === 0 &&
       sales.every(({ sale, items }) => sale.subscriptionId === null && schedules.has(sale.sellerId) && (!sale.postbackUrl || items !== undefined)) &&
       new Set(sales.map(({ sale }) => sale.sellerId)).size <= 1;
@@ -268,8 +271,8 @@ export class MoneyPipeline {
       if (!outcome.saved) {
         if (!inTransaction) return null;
         if (!outcome.ready) throw new Error('A seller of these postings has no balances row');
-        const lost = moves[0];
-        throw new DomainError('CONFLICT', `Sale ${lost.sale.id} was changed by another request; retry`);
+        const ids = moves.map(({ sale }) => sale.id);
+        throw new DomainError('CONFLICT', ids.length === 1 ? `Sale ${ids[0]} was changed by another request; retry` : `One of sales ${ids.join(', ')} was changed by another request; retry`);
       }
     }
     return {
