@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
 import { PlainRows } from '../database/plain-rows';
+import { Cents } from '../domain/money';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
@@ -94,7 +95,7 @@ export class CashoutRepository {
   async updateStatusIfCurrent(
     id: number,
     expected: WithdrawalStatus,
-    changes: { status: WithdrawalStatus; processedAt: Date | null },
+    changes: { status: WithdrawalStatus; processedAt: Date | null; failureReason?: string | null; providerAmountCents?: Cents },
     manager: EntityManager,
   ): Promise<boolean> {
     const result = await manager

@@ -114,9 +114,14 @@ export class CashoutService implements OnModuleInit {
       throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
     }
 
+    const provider = this.providers.forNew('PAYOUT');
+    if (!profile.payee && this.providers.payout(provider, 'A new withdrawal').requiresPayeeDocument) {
+      // The provider sends only to a key of the seller's own document (the safeguard against an account taken over).
+      throw new DomainError('TRANSFER_NOT_ALLOWED', `Cashouts are paid only to a Pix key of the account's own CPF or CNPJ, and this account has no document on record: ask the platform to add it`);
+    }
     const draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'> = {
       sellerId,
-      provider: this.providers.forNew('PAYOUT'),
+      provider,
       status: 'PENDING',
       amountCents,
       feeFixedCents: fees.fixedCents,
@@ -261,10 +266,11 @@ export class CashoutService implements OnModuleInit {
     if (current.externalId !== null) return reference;
     const payouts = this.providers.payout(current.provider, `Withdrawal ${id}`);
     if (event === 'CANCELLED' || event === 'REJECTED') {
+      if (!payouts.cancelPayout) throw new Error(`The payout provider ${current.provider} cannot cancel a payout`);
       await payouts.cancelPayout(reference);
     } else {
       const known = await payouts.findPayout(reference);
-      if (known) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
+      if (known?.externalId) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
       else await this.requestPayout(current);
     }
     return reference;
@@ -287,23 +293,27 @@ export class CashoutService implements OnModuleInit {
   /**
    * A payout at the withdrawal's provider (the skeleton of src/providers/provider-operation.ts), under the
    * withdrawal's reference (payoutReference, the same on every try: the provider pays a reference at most
-   * once, and answers a reference it has with the payout it registered); its answer applied
-   * (applyPayoutResult: the provider's id recorded). A refusal (the provider cancelled or rejected the
-   * reference) moves nothing here: its callback, or the recovery job's look-up, moves the withdrawal and
-   * returns the money.
+   * once, and answers a reference it has with the payout it registered), to the seller's key with the
+   * seller's own document (a provider that checks the key's owner refuses another's); its answer applied
+   * (applyPayoutResult: the provider's id recorded, PROCESSING where the provider says the Pix is on its
+   * way). A refusal is settled by a look-up (refusedPayout).
    */
-  private readonly payoutAtProvider: ProviderOperation<WithdrawalEntity, PayoutReceipt> = {
+  private readonly payoutAtProvider: ProviderOperation<{ withdrawal: WithdrawalEntity; payee: WithdrawalProfile['payee'] }, PayoutReceipt> = {
     name: 'payout',
-    provider: (withdrawal) => withdrawal.provider,
-    reference: (withdrawal) => payoutReference(withdrawal.id),
-    call: (withdrawal) =>
-      this.providers
-        .payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`)
-        .requestPayout({ reference: payoutReference(withdrawal.id), netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }),
-    apply: async (withdrawal, receipt) => {
-      await this.applyPayoutResult(withdrawal, { status: 'PENDING', externalId: receipt.externalId, reason: null });
+    provider: ({ withdrawal }) => withdrawal.provider,
+    reference: ({ withdrawal }) => payoutReference(withdrawal.id),
+    call: ({ withdrawal, payee }) =>
+      this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({
+        reference: payoutReference(withdrawal.id),
+        netAmountCents: withdrawal.netAmountCents,
+        pixKey: withdrawal.pixKey,
+        pixKeyType: withdrawal.pixKeyType,
+        payee,
+      }),
+    apply: async ({ withdrawal }, receipt) => {
+      await this.applyPayoutResult(withdrawal, { status: receipt.status, externalId: receipt.externalId, reason: null });
     },
-    fail: async () => undefined,
+    fail: ({ withdrawal }, reason) => this.refusedPayout(withdrawal, reason),
   };
 
   /**
@@ -311,9 +321,35 @@ export class CashoutService implements OnModuleInit {
    * answer that does not come throws: the queue retries, then the recovery job asks.
    */
   private async requestPayout(withdrawal: WithdrawalEntity): Promise<boolean> {
-    const outcome = await runOperation(this.payoutAtProvider, withdrawal);
+    const { payee } = await this.sellers.withdrawalProfile(withdrawal.sellerId);
+    const outcome = await runOperation(this.payoutAtProvider, { withdrawal, payee });
     if (outcome.kind === 'unknown') throw new Error(`Payout ${payoutReference(withdrawal.id)} got no answer from ${withdrawal.provider}; asked again later`);
     return outcome.kind === 'answered';
+  }
+
+  /**
+   * A payout the provider refused: what it has under the reference is applied (a payout it cancelled or
+   * rejected: its callbacks' moves); with nothing there, the refusal itself is its last word: the
+   * withdrawal fails with the provider's reason and its money goes back to available.
+   */
+  private async refusedPayout(withdrawal: WithdrawalEntity, reason: string): Promise<void> {
+    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
+    await this.applyPayoutResult(withdrawal, known ?? { status: 'REJECTED', externalId: null, reason: reason.slice(0, 500) });
+  }
+
+  /**
+   * A provider's notification naming the payout of `reference` (the intake's worker, src/intake): only a
+   * look-up moves the withdrawal. 'unknown' when no withdrawal of that provider has the reference or the
+   * provider has no such payout (a forged notification: nothing changes, the caller counts it).
+   */
+  async settleNotifiedPayout(provider: string, reference: string): Promise<'settled' | 'unknown'> {
+    const id = /^[1-9][0-9]{0,9}$/.test(reference) ? Number(reference) : null;
+    const withdrawal = id === null ? null : await this.withdrawals.findById(id);
+    if (!withdrawal || withdrawal.provider !== provider) return 'unknown';
+    const known = await this.providers.payout(provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
+    if (!known) return 'unknown';
+    await this.applyPayoutResult(withdrawal, known);
+    return 'settled';
   }
 
   /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */
@@ -346,7 +382,7 @@ export class CashoutService implements OnModuleInit {
     const planned = withdrawalCatchUp(withdrawal.status, result.status);
     if (planned === null) return this.disagreement(withdrawal, result);
     if (planned.length === 0) {
-      await this.withdrawals.setExternalIdIfUnset(withdrawal.id, result.externalId);
+      if (result.externalId) await this.withdrawals.setExternalIdIfUnset(withdrawal.id, result.externalId);
       return 0;
     }
     const profile = await this.sellers.withdrawalProfile(withdrawal.sellerId);
@@ -355,8 +391,8 @@ export class CashoutService implements OnModuleInit {
       // Read again under lock: a callback may have moved it since.
       const events = withdrawalCatchUp(locked.status, result.status);
       if (events === null) return this.disagreement(locked, result);
-      await this.withdrawals.setExternalIdIfUnset(locked.id, result.externalId, manager);
-      await this.applyMoves(manager, locked, events, profile.user);
+      if (result.externalId) await this.withdrawals.setExternalIdIfUnset(locked.id, result.externalId, manager);
+      await this.applyMoves(manager, locked, events, profile.user, result);
       if (events.length > 0) {
         this.logger.log({ withdrawalId: locked.id, from: locked.status, events, reason: result.reason }, 'Withdrawal brought to what its payout provider says');
       }
@@ -378,12 +414,23 @@ export class CashoutService implements OnModuleInit {
    * its balanced ledger posting and its webhook (spec 6.2). Every move of a withdrawal after its request
    * is made here, whether its callback came or the recovery job learned it by asking.
    */
-  private async applyMoves(manager: EntityManager, withdrawal: WithdrawalEntity, events: readonly WithdrawalEvent[], user: WithdrawalProfile['user']): Promise<WithdrawalEntity> {
+  private async applyMoves(
+    manager: EntityManager,
+    withdrawal: WithdrawalEntity,
+    events: readonly WithdrawalEvent[],
+    user: WithdrawalProfile['user'],
+    said: Pick<PayoutResult, 'reason' | 'amountCents'> = { reason: null },
+  ): Promise<WithdrawalEntity> {
     let current = withdrawal;
     for (const event of events) {
       const next = nextWithdrawalStatus(current.status, event);
       const final = next !== 'PROCESSING';
-      if (!(await this.withdrawals.updateStatusIfCurrent(current.id, current.status, { status: next, processedAt: final ? new Date() : null }, manager))) {
+      // What the provider said is kept with the move it made: why a payout failed, what it sent.
+      const evidence = {
+        ...(next === 'FAILED' || next === 'CANCELLED' ? { failureReason: said.reason?.slice(0, 500) ?? null } : {}),
+        ...(next === 'COMPLETED' && said.amountCents !== undefined ? { providerAmountCents: said.amountCents } : {}),
+      };
+      if (!(await this.withdrawals.updateStatusIfCurrent(current.id, current.status, { status: next, processedAt: final ? new Date() : null, ...evidence }, manager))) {
         throw new DomainError('CONFLICT', `Withdrawal ${current.id} was changed by another request; retry`);
       }
       const effect = withdrawalLedgerEffect(

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ExclusiveJob } from '../common/jobs/exclusive-job';
-import { NotificationSource } from '../providers/notifications.port';
+import { NotificationSource, NotifiedObject } from '../providers/notifications.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { InboxItem, ProviderInboxRepository } from './provider-inbox.repository';
 
@@ -46,6 +46,23 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
     return this.providers.configuredWith('notifications').map(({ name, adapter }) => ({ provider: name, source: adapter }));
   }
 
+  /**
+   * Keeps every object a notification names, grouped by provider and kind (false when one group would
+   * overfill its inbox: the groups kept before it stay, and checking them twice is harmless).
+   */
+  async keepAll(provider: string, source: NotificationSource, kind: string, named: NotifiedObject[]): Promise<boolean> {
+    const groups = new Map<string, { provider: string; kind: string; ids: string[] }>();
+    for (const object of named) {
+      const group = { provider: object.provider ?? provider, kind: object.kind ?? kind };
+      const key = `${group.provider}\n${group.kind}`;
+      const known = groups.get(key) ?? { ...group, ids: [] };
+      known.ids.push(object.id);
+      groups.set(key, known);
+    }
+    for (const group of groups.values()) if (!(await this.keep(group.provider, source, group.kind, group.ids))) return false;
+    return true;
+  }
+
   /** Keeps a notification's ids (false, nothing kept, when they would overfill the inbox), then kicks the worker. */
   async keep(provider: string, source: NotificationSource, kind: string, objectIds: string[]): Promise<boolean> {
     if (objectIds.length === 0) return true;
@@ -63,7 +80,9 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
     const sources = this.sources();
     if (sources.length === 0) return;
     for (const { provider, source } of sources) {
-      for (const { kind } of source.paths) if (!this.handlers.has(kind)) throw new Error(`The notifications of ${provider} name ${kind}, which nothing handles`);
+      for (const kind of [...source.paths.map((path) => path.kind), ...(source.alsoNames ?? [])]) {
+        if (!this.handlers.has(kind)) throw new Error(`The notifications of ${provider} name ${kind}, which nothing handles`);
+      }
     }
     for (const { provider, source } of sources) if (source.register) void this.register(provider, source);
     this.timers.push(setInterval(() => void this.run(), POLL_MS));
