@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { PlainRows } from '../database/plain-rows';
 import { ApiKeyEntity } from './entities/api-key.entity';
 
 export interface ActiveKeyWithSeller {
@@ -14,7 +15,11 @@ export interface ActiveKeyWithSeller {
 
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly rows: PlainRows<ApiKeyEntity>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.rows = new PlainRows(dataSource.getMetadata(ApiKeyEntity));
+  }
 
   /** The unrevoked key with this public key, with its seller's blocked flag; null when none. */
   async findActiveByPublicKey(publicKey: string): Promise<ActiveKeyWithSeller | null> {
@@ -47,8 +52,9 @@ export class ApiKeysRepository {
   }
 
   /** Every pair of the seller, newest first. */
-  ofSeller(sellerId: number): Promise<ApiKeyEntity[]> {
-    return this.dataSource.getRepository(ApiKeyEntity).find({ where: { sellerId }, order: { id: 'DESC' } });
+  async ofSeller(sellerId: number): Promise<ApiKeyEntity[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query('SELECT * FROM api_keys WHERE seller_id = $1 ORDER BY id DESC', [sellerId]);
+    return rows.map((row) => this.rows.hydrate(row));
   }
 
   async insert(
@@ -57,14 +63,15 @@ export class ApiKeysRepository {
     privateKeyHash: string,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
-    await manager.getRepository(ApiKeyEntity).insert({ sellerId, publicKey, privateKeyHash });
+    await manager.query('INSERT INTO api_keys (seller_id, public_key, private_key_hash) VALUES ($1, $2, $3)', [sellerId, publicKey, privateKeyHash]);
   }
 
   /** Marks the key revoked (only the seller's own when `sellerId` is given); false when no such unrevoked key. */
   async revokeIfActive(publicKey: string, sellerId?: number): Promise<boolean> {
-    const result = await this.dataSource
-      .getRepository(ApiKeyEntity)
-      .update({ publicKey, revokedAt: IsNull(), ...(sellerId === undefined ? {} : { sellerId }) }, { revokedAt: () => 'now()' });
-    return (result.affected ?? 0) > 0;
+    const [, affected]: [unknown, number] =
+      sellerId === undefined
+        ? await this.dataSource.query('UPDATE api_keys SET revoked_at = now() WHERE public_key = $1 AND revoked_at IS NULL', [publicKey])
+        : await this.dataSource.query('UPDATE api_keys SET revoked_at = now() WHERE public_key = $1 AND revoked_at IS NULL AND seller_id = $2', [publicKey, sellerId]);
+    return affected > 0;
   }
 }

@@ -44,12 +44,15 @@ export class CashoutRepository {
     return this.rows.hydrate(row);
   }
 
-  findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<WithdrawalEntity | null> {
-    return manager.getRepository(WithdrawalEntity).findOneBy({ id });
+  async findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<WithdrawalEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM withdrawals WHERE id = $1', [id]);
+    return rows.length === 0 ? null : this.rows.hydrate(rows[0]);
   }
 
-  findByIdForUpdate(id: number, manager: EntityManager): Promise<WithdrawalEntity | null> {
-    return manager.getRepository(WithdrawalEntity).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+  /** The withdrawal locked for the caller's transaction. */
+  async findByIdForUpdate(id: number, manager: EntityManager): Promise<WithdrawalEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM withdrawals WHERE id = $1 FOR UPDATE', [id]);
+    return rows.length === 0 ? null : this.rows.hydrate(rows[0]);
   }
 
   /**
@@ -98,13 +101,11 @@ export class CashoutRepository {
     changes: { status: WithdrawalStatus; processedAt: Date | null; failureReason?: string | null; providerAmountCents?: Cents },
     manager: EntityManager,
   ): Promise<boolean> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(WithdrawalEntity)
-      .set({ ...changes, updatedAt: () => 'now()' })
-      .where('id = :id AND status = :expected', { id, expected })
-      .execute();
-    if (result.affected !== 1) return false;
+    const [, affected]: [unknown, number] = await manager.query(
+      'UPDATE withdrawals SET status = $3, processed_at = $4, updated_at = now() WHERE id = $1 AND status = $2',
+      [id, expected, changes.status, changes.processedAt],
+    );
+    if (affected !== 1) return false;
     await this.recordStatus(id, expected, changes.status, manager);
     return true;
   }
@@ -124,9 +125,11 @@ export class CashoutRepository {
 
   /** A page of the seller's withdrawals, newest first, with the total count. */
   async page(sellerId: number, page: number, limit: number): Promise<{ rows: WithdrawalEntity[]; total: number }> {
-    const [rows, total] = await this.dataSource
-      .getRepository(WithdrawalEntity)
-      .findAndCount({ where: { sellerId }, order: { id: 'DESC' }, skip: (page - 1) * limit, take: limit });
-    return { rows, total };
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      'SELECT * FROM withdrawals WHERE seller_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3',
+      [sellerId, limit, (page - 1) * limit],
+    );
+    const [{ total }]: Array<{ total: string }> = await this.dataSource.query('SELECT count(*) AS total FROM withdrawals WHERE seller_id = $1', [sellerId]);
+    return { rows: rows.map((row) => this.rows.hydrate(row)), total: Number(total) };
   }
 }

@@ -34,9 +34,9 @@ export const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * An entity's rows written and read with plain SQL, converted through TypeORM's own column metadata
- * (column names, transformers, JSON columns), without its query builder. For the hot write paths (a card
- * sale's rows), where building each statement through TypeORM cost more CPU than the round trip itself
- * (issue 11's profile); everything else keeps the repositories' usual API.
+ * (column names, transformers, JSON columns), without its query builder: the one way the repositories
+ * map rows to entities (docs/architecture.md, "Data access"). Building each statement through TypeORM
+ * cost more CPU than the round trip itself on the hot paths (issue 11's profile).
  *
  * Only the types the entities here use are converted: what node-postgres returns for integer, boolean,
  * text and timestamptz columns is what TypeORM would hand over; bigint goes through the entity's
@@ -49,6 +49,17 @@ export class PlainRows<T extends object> {
   constructor(private readonly metadata: EntityMetadata) {
     this.table = quote(metadata.tableName);
     this.columns = metadata.columns;
+  }
+
+  /**
+   * The entity's columns as a select list (`"id", "seller_id", …`), those marked `select: false` only
+   * `withHidden`: what TypeORM's find reads, for a row that hydrate then maps.
+   */
+  columnList(withHidden = false): string {
+    return this.columns
+      .filter((column) => column.isSelect !== false || withHidden)
+      .map((column) => quote(column.databaseName))
+      .join(', ');
   }
 
   /** The entity of a row read with `SELECT *` or `RETURNING *`; columns marked `select: false` are left out unless `withHidden`. */

@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
-import { newestFirstPage } from '../database/list-queries';
+import { newestFirstPage, RowFilter } from '../database/list-queries';
+import { PlainRows } from '../database/plain-rows';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity';
 import { DeliveryStatus, EventObjectType, NotificationChannel, OutboxEventEntity } from './entities/outbox-event.entity';
 import { WithdrawalWebhookEntity } from './entities/withdrawal-webhook.entity';
@@ -57,10 +58,14 @@ const ENQUEUED_LEASE = new Lease({ table: 'outbox_events', column: 'enqueued_at'
 
 @Injectable()
 export class NotificationsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly eventRows: PlainRows<OutboxEventEntity>;
+  private readonly attemptRows: PlainRows<DeliveryAttemptEntity>;
+  private readonly webhookRows: PlainRows<WithdrawalWebhookEntity>;
 
-  private get webhooks() {
-    return this.dataSource.getRepository(WithdrawalWebhookEntity);
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.eventRows = new PlainRows(dataSource.getMetadata(OutboxEventEntity));
+    this.attemptRows = new PlainRows(dataSource.getMetadata(DeliveryAttemptEntity));
+    this.webhookRows = new PlainRows(dataSource.getMetadata(WithdrawalWebhookEntity));
   }
 
   /**
@@ -72,27 +77,33 @@ export class NotificationsRepository {
   }
 
   async countWebhooks(sellerId: number, manager: EntityManager): Promise<number> {
-    return manager.getRepository(WithdrawalWebhookEntity).countBy({ sellerId });
+    const [row]: Array<{ total: string }> = await manager.query('SELECT count(*) AS total FROM withdrawal_webhooks WHERE seller_id = $1', [sellerId]);
+    return Number(row.total);
   }
 
+  /** Writes the webhook; the row as stored. */
   async insertWebhook(sellerId: number, url: string, manager: EntityManager): Promise<WithdrawalWebhookEntity> {
-    const webhooks = manager.getRepository(WithdrawalWebhookEntity);
-    const { identifiers } = await webhooks.insert({ sellerId, url, type: 'WITHDRAWAL' });
-    return webhooks.findOneByOrFail({ id: identifiers[0].id as number });
+    const rows: Array<Record<string, unknown>> = await manager.query(
+      `INSERT INTO withdrawal_webhooks (seller_id, url, type) VALUES ($1, $2, 'WITHDRAWAL') RETURNING *`,
+      [sellerId, url],
+    );
+    return this.webhookRows.hydrate(rows[0]);
   }
 
   webhooksOf(sellerId: number): Promise<WithdrawalWebhookEntity[]> {
-    return this.webhooks.find({ where: { sellerId }, order: { id: 'ASC' } });
+    return this.webhooksOfInTransaction(sellerId, this.dataSource.manager);
   }
 
   /** Deletes the seller's webhook; false when the seller has no webhook with this id. */
   async deleteWebhook(sellerId: number, webhookId: number): Promise<boolean> {
-    const result = await this.webhooks.delete({ id: webhookId, sellerId });
-    return (result.affected ?? 0) > 0;
+    const [, affected]: [unknown, number] = await this.dataSource.query('DELETE FROM withdrawal_webhooks WHERE id = $1 AND seller_id = $2', [webhookId, sellerId]);
+    return affected > 0;
   }
 
-  webhooksOfInTransaction(sellerId: number, manager: EntityManager): Promise<WithdrawalWebhookEntity[]> {
-    return manager.getRepository(WithdrawalWebhookEntity).find({ where: { sellerId }, order: { id: 'ASC' } });
+  /** The seller's webhooks, oldest first, read through `manager`. */
+  async webhooksOfInTransaction(sellerId: number, manager: EntityManager): Promise<WithdrawalWebhookEntity[]> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM withdrawal_webhooks WHERE seller_id = $1 ORDER BY id', [sellerId]);
+    return rows.map((row) => this.webhookRows.hydrate(row));
   }
 
   /**
@@ -171,8 +182,9 @@ export class NotificationsRepository {
     await ENQUEUED_LEASE.release(this.dataSource, ids);
   }
 
-  findEvent(id: string): Promise<OutboxEventEntity | null> {
-    return this.dataSource.getRepository(OutboxEventEntity).findOneBy({ id });
+  async findEvent(id: string): Promise<OutboxEventEntity | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query('SELECT * FROM outbox_events WHERE id = $1', [id]);
+    return rows.length === 0 ? null : this.eventRows.hydrate(rows[0]);
   }
 
   /**
@@ -195,7 +207,8 @@ export class NotificationsRepository {
         [event.id, event.attempts, outcome.status, outcome.nextAttemptAt, attempt.error],
       );
       if (affected !== 1) return false;
-      await manager.getRepository(DeliveryAttemptEntity).insert({ outboxId: event.id, ...attempt });
+      const [insertAttempt, attemptParameters] = this.attemptRows.insertStatement([{ outboxId: event.id, ...attempt }]);
+      await manager.query(insertAttempt, attemptParameters);
       await manager.query(
         `INSERT INTO postback_endpoints AS p (seller_id, url, failures_since, last_success_at, last_failure_at, last_error)
          VALUES ($1, $2, CASE WHEN $3 THEN NULL ELSE now() END, CASE WHEN $3 THEN now() END, CASE WHEN $3 THEN NULL ELSE now() END, $4)
@@ -212,12 +225,12 @@ export class NotificationsRepository {
     });
   }
 
-  eventsOf(sellerId: number, status: DeliveryStatus | undefined, limit: number): Promise<OutboxEventEntity[]> {
-    return this.dataSource.getRepository(OutboxEventEntity).find({
-      where: { sellerId, ...(status ? { status } : {}) },
-      order: { id: 'DESC' },
-      take: limit,
-    });
+  /** The seller's newest `limit` events (in `status` when given), newest first. */
+  async eventsOf(sellerId: number, status: DeliveryStatus | undefined, limit: number): Promise<OutboxEventEntity[]> {
+    const rows: Array<Record<string, unknown>> = status
+      ? await this.dataSource.query('SELECT * FROM outbox_events WHERE seller_id = $1 AND status = $2 ORDER BY id DESC LIMIT $3', [sellerId, status, limit])
+      : await this.dataSource.query('SELECT * FROM outbox_events WHERE seller_id = $1 ORDER BY id DESC LIMIT $2', [sellerId, limit]);
+    return rows.map((row) => this.eventRows.hydrate(row));
   }
 
   /**
@@ -226,18 +239,20 @@ export class NotificationsRepository {
    * which the page's ids are read alone (newestFirstPage).
    */
   eventsPage(sellerId: number, filter: EventFilter, beforeId: string | null, limit: number): Promise<{ rows: OutboxEventEntity[]; more: boolean }> {
-    const query = this.dataSource.getRepository(OutboxEventEntity).createQueryBuilder('e').where('e.seller_id = :sellerId', { sellerId });
-    if (filter.type) query.andWhere('e.event_type = :type', { type: filter.type });
-    if (filter.objectType) query.andWhere('e.object_type = :objectType', { objectType: filter.objectType });
-    if (filter.objectId !== undefined) query.andWhere('e.object_id = :objectId', { objectId: filter.objectId });
-    if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
-    if (filter.createdAfter) query.andWhere('e.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
-    if (filter.createdBefore) query.andWhere('e.created_at < :createdBefore', { createdBefore: filter.createdBefore });
-    return newestFirstPage(query, beforeId !== null ? { beforeId } : { page: 1 }, limit);
+    const events = new RowFilter('outbox_events');
+    events.where(`seller_id = ${events.param(sellerId)}`);
+    if (filter.type) events.where(`event_type = ${events.param(filter.type)}`);
+    if (filter.objectType) events.where(`object_type = ${events.param(filter.objectType)}`);
+    if (filter.objectId !== undefined) events.where(`object_id = ${events.param(filter.objectId)}`);
+    if (filter.status) events.where(`status = ${events.param(filter.status)}`);
+    if (filter.createdAfter) events.where(`created_at >= ${events.param(filter.createdAfter)}`);
+    if (filter.createdBefore) events.where(`created_at < ${events.param(filter.createdBefore)}`);
+    return newestFirstPage(this.dataSource.manager, this.eventRows, events, beforeId !== null ? { beforeId } : { page: 1 }, limit);
   }
 
-  findEventOf(sellerId: number, eventId: string): Promise<OutboxEventEntity | null> {
-    return this.dataSource.getRepository(OutboxEventEntity).findOneBy({ sellerId, eventId });
+  async findEventOf(sellerId: number, eventId: string): Promise<OutboxEventEntity | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query('SELECT * FROM outbox_events WHERE seller_id = $1 AND event_id = $2', [sellerId, eventId]);
+    return rows.length === 0 ? null : this.eventRows.hydrate(rows[0]);
   }
 
   /**
@@ -284,14 +299,11 @@ export class NotificationsRepository {
     );
   }
 
-  attemptsOf(outboxIds: string[]): Promise<DeliveryAttemptEntity[]> {
-    if (outboxIds.length === 0) return Promise.resolve([]);
-    return this.dataSource
-      .getRepository(DeliveryAttemptEntity)
-      .createQueryBuilder('a')
-      .where('a.outbox_id IN (:...ids)', { ids: outboxIds })
-      .orderBy('a.id', 'ASC')
-      .getMany();
+  /** The delivery attempts of these events, in the order they were made. */
+  async attemptsOf(outboxIds: string[]): Promise<DeliveryAttemptEntity[]> {
+    if (outboxIds.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query('SELECT * FROM delivery_attempts WHERE outbox_id = ANY($1::bigint[]) ORDER BY id', [outboxIds]);
+    return rows.map((row) => this.attemptRows.hydrate(row));
   }
 
   /**

@@ -8,7 +8,7 @@ import { SaleEntity } from './entities/sale.entity';
 import { addRowUpdates, insertRows } from '../database/bulk-rows';
 import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
-import { containsPattern, countMatching, createdWithin, newestFirstPage } from '../database/list-queries';
+import { containsPattern, countMatching, createdWithin, newestFirstPage, RowFilter } from '../database/list-queries';
 import { PlainRows, poolQuery } from '../database/plain-rows';
 
 export interface SaleFilters {
@@ -139,11 +139,13 @@ const AUTOMATIC_PIX_CHARGE_SEND = new Lease({ table: 'sales', column: 'automatic
 
 @Injectable()
 export class SalesRepository {
-  /** The sale's hot writes (a sale's insert, a card sale's reads under lock) in plain SQL. */
+  /** Sales and their items as entities, read and written in plain SQL. */
   private readonly saleRows: PlainRows<SaleEntity>;
+  private readonly itemRows: PlainRows<SaleItemEntity>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.saleRows = new PlainRows(dataSource.getMetadata(SaleEntity));
+    this.itemRows = new PlainRows(dataSource.getMetadata(SaleItemEntity));
   }
 
   /** A new sale id from the sequence, taken before the provider is asked for the sale's PIX code or boleto. */
@@ -232,8 +234,10 @@ export class SalesRepository {
     };
   }
 
-  findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SaleEntity | null> {
-    return manager.getRepository(SaleEntity).findOneBy({ id });
+  /** The sale, without its card token. */
+  async findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SaleEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query(`SELECT ${this.saleRows.columnList()} FROM sales WHERE id = $1`, [id]);
+    return rows.length === 0 ? null : this.saleRows.hydrate(rows[0]);
   }
 
   /** The sales with these ids, with their card tokens, locked for this transaction, in id order (one plain query). */
@@ -258,26 +262,25 @@ export class SalesRepository {
     return rows.map((row) => this.saleRows.hydrate(row, true));
   }
 
-  itemsOf(saleId: number, manager: EntityManager = this.dataSource.manager): Promise<SaleItemEntity[]> {
-    return manager.getRepository(SaleItemEntity).find({ where: { saleId }, order: { position: 'ASC' } });
+  async itemsOf(saleId: number, manager: EntityManager = this.dataSource.manager): Promise<SaleItemEntity[]> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sale_items WHERE sale_id = $1 ORDER BY position', [saleId]);
+    return rows.map((row) => this.itemRows.hydrate(row));
   }
 
   /** One page of the seller's sales, newest first, and how many match in all. */
   async page(sellerId: number, filters: SaleFilters, page: number, limit: number): Promise<{ rows: SaleEntity[]; total: number }> {
-    const query = this.dataSource.getRepository(SaleEntity).createQueryBuilder('s').where('s.seller_id = :sellerId', { sellerId });
-    if (filters.status) query.andWhere('s.status = :status', { status: filters.status });
-    if (filters.paymentMethod) query.andWhere('s.payment_method = :method', { method: filters.paymentMethod });
+    const filter = new RowFilter('sales');
+    filter.where(`seller_id = ${filter.param(sellerId)}`);
+    if (filters.status) filter.where(`status = ${filter.param(filters.status)}`);
+    if (filters.paymentMethod) filter.where(`payment_method = ${filter.param(filters.paymentMethod)}`);
     if (filters.search) {
-      const pattern = containsPattern(filters.search);
-      const id = /^\d{1,9}$/.test(filters.search) ? Number(filters.search) : -1;
-      query.andWhere(
-        '(s.customer_name ILIKE :pattern OR s.customer_email ILIKE :pattern OR s.customer_document_number ILIKE :pattern OR s.id = :id)',
-        { pattern, id },
-      );
+      const pattern = filter.param(containsPattern(filters.search));
+      const id = filter.param(/^\d{1,9}$/.test(filters.search) ? Number(filters.search) : -1);
+      filter.where(`(customer_name ILIKE ${pattern} OR customer_email ILIKE ${pattern} OR customer_document_number ILIKE ${pattern} OR id = ${id})`);
     }
-    createdWithin(query, filters);
-    const total = await countMatching(query);
-    return { rows: (await newestFirstPage(query, { page }, limit)).rows, total };
+    createdWithin(filter, filters);
+    const total = await countMatching(this.dataSource.manager, filter);
+    return { rows: (await newestFirstPage(this.dataSource.manager, this.saleRows, filter, { page }, limit)).rows, total };
   }
 
   /** Amount and count of the seller's sales PAGO now, by the Brazilian day (UTC-3) they were paid, from `since` on. */
@@ -468,14 +471,8 @@ export class SalesRepository {
   async itemsOfMany(saleIds: number[], manager: EntityManager): Promise<Map<number, SaleItemEntity[]>> {
     const items = new Map<number, SaleItemEntity[]>(saleIds.map((id) => [id, []]));
     if (saleIds.length === 0) return items;
-    const rows = await manager
-      .getRepository(SaleItemEntity)
-      .createQueryBuilder('item')
-      .where('item.sale_id IN (:...saleIds)', { saleIds })
-      .orderBy('item.sale_id', 'ASC')
-      .addOrderBy('item.position', 'ASC')
-      .getMany();
-    for (const item of rows) items.get(item.saleId)?.push(item);
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM sale_items WHERE sale_id = ANY($1::int[]) ORDER BY sale_id, position', [saleIds]);
+    for (const item of rows.map((row) => this.itemRows.hydrate(row))) items.get(item.saleId)?.push(item);
     return items;
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { updateRows } from '../database/bulk-rows';
 import { PlainRows, poolQuery } from '../database/plain-rows';
 import { SellerEntity } from './entities/seller.entity';
 
@@ -18,17 +19,18 @@ export interface SealedPostbackSecrets {
 
 @Injectable()
 export class SellerRepository {
-  /** The seller read by id on every sale and withdrawal, in plain SQL. */
+  /** Sellers as entities, read and written in plain SQL (the seller is read by id on every sale and withdrawal). */
   private readonly sellerRows: PlainRows<SellerEntity>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.sellerRows = new PlainRows(dataSource.getMetadata(SellerEntity));
   }
 
+  /** Writes the seller (a column it leaves out takes its default); the row as stored, without its sealed secrets. */
   async insert(seller: NewSeller, manager: EntityManager = this.dataSource.manager): Promise<SellerEntity> {
-    const repository = manager.getRepository(SellerEntity);
-    const { identifiers } = await repository.insert(repository.create(seller));
-    return repository.findOneByOrFail({ id: identifiers[0].id as number });
+    const [insert, parameters] = this.sellerRows.insertStatement([seller]);
+    const rows: Array<Record<string, unknown>> = await manager.query(`${insert} RETURNING ${this.sellerRows.columnList()}`, parameters);
+    return this.sellerRows.hydrate(rows[0]);
   }
 
   async findById(id: number, manager?: EntityManager): Promise<SellerEntity | null> {
@@ -38,9 +40,11 @@ export class SellerRepository {
     return rows.length === 0 ? null : this.sellerRows.hydrate(rows[0]);
   }
 
-  findByIds(ids: number[], manager: EntityManager): Promise<SellerEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return manager.getRepository(SellerEntity).findBy({ id: In(ids) });
+  /** The sellers with these ids, without their sealed secrets, in no particular order. */
+  async findByIds(ids: number[], manager: EntityManager): Promise<SellerEntity[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<Record<string, unknown>> = await manager.query(`SELECT ${this.sellerRows.columnList()} FROM sellers WHERE id = ANY($1::int[])`, [ids]);
+    return rows.map((row) => this.sellerRows.hydrate(row));
   }
 
   /** Those of `ids` that are blocked. */
@@ -94,6 +98,6 @@ export class SellerRepository {
 
   async update(id: number, patch: Partial<SellerEntity>, manager: EntityManager = this.dataSource.manager): Promise<void> {
     if (Object.keys(patch).length === 0) return;
-    await manager.getRepository(SellerEntity).update({ id }, patch);
+    await updateRows(manager, SellerEntity, [{ id, changes: patch }]);
   }
 }

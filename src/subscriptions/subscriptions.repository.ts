@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { isStopped } from '../domain/subscription-outcome';
 import { isFinalSubscriptionStatus, SUBSCRIPTION_STATUSES, SubscriptionStatus } from '../domain/subscription-status';
 
 import { SubscriptionEntity } from './entities/subscription.entity';
-import { addRowUpdates } from '../database/bulk-rows';
+import { addRowUpdates, updateRows } from '../database/bulk-rows';
 import { CteStatement } from '../database/cte-statement';
 import { PlainRows } from '../database/plain-rows';
 import { Lease } from '../database/leases';
-import { containsPattern, countMatching, createdWithin, newestFirstPage, PagePosition } from '../database/list-queries';
+import { containsPattern, countMatching, createdWithin, newestFirstPage, PagePosition, RowFilter } from '../database/list-queries';
 import { addDays } from '../domain/dates';
 import { AUTOMATIC_PIX_LEAD_DAYS, AutomaticPixStatus } from '../domain/automatic-pix';
 
@@ -133,28 +132,28 @@ export class SubscriptionsRepository {
     throw new Error(`No product id for seller ${sellerId} after 10 rounds of concurrent creations`);
   }
 
+  /** Writes the subscription (a column it leaves out takes its default); its id. */
   async insert(subscription: Partial<SubscriptionEntity>, manager: EntityManager): Promise<number> {
-    const { identifiers } = await manager.getRepository(SubscriptionEntity).insert(subscription as QueryDeepPartialEntity<SubscriptionEntity>);
-    return identifiers[0].id as number;
+    const [insert, parameters] = this.rows.insertStatement([subscription]);
+    const [row]: Array<{ id: number }> = await manager.query(`${insert} RETURNING id`, parameters);
+    return row.id;
   }
 
-  findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity | null> {
-    return manager.getRepository(SubscriptionEntity).findOneBy({ id });
+  /** The subscription, without its card token. */
+  async findById(id: number, manager: EntityManager = this.dataSource.manager): Promise<SubscriptionEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query(`SELECT ${this.rows.columnList()} FROM subscriptions WHERE id = $1`, [id]);
+    return rows.length === 0 ? null : this.rows.hydrate(rows[0]);
   }
 
   /** Locked for the transaction, with its card token. */
-  findByIdForUpdate(id: number, manager: EntityManager): Promise<SubscriptionEntity | null> {
-    return manager
-      .getRepository(SubscriptionEntity)
-      .createQueryBuilder('s')
-      .addSelect('s.cardToken')
-      .where('s.id = :id', { id })
-      .setLock('pessimistic_write')
-      .getOne();
+  async findByIdForUpdate(id: number, manager: EntityManager): Promise<SubscriptionEntity | null> {
+    const rows: Array<Record<string, unknown>> = await manager.query('SELECT * FROM subscriptions WHERE id = $1 FOR UPDATE', [id]);
+    return rows.length === 0 ? null : this.rows.hydrate(rows[0], true);
   }
 
+  /** The subscription's changes (a property left undefined is not written), its updated_at set to now(). */
   async update(id: number, changes: Partial<SubscriptionEntity>, manager: EntityManager): Promise<void> {
-    await manager.getRepository(SubscriptionEntity).update({ id }, changes as QueryDeepPartialEntity<SubscriptionEntity>);
+    await updateRows(manager, SubscriptionEntity, [{ id, changes }]);
   }
 
   /**
@@ -170,16 +169,17 @@ export class SubscriptionsRepository {
     limit: number,
     count: boolean,
   ): Promise<{ rows: SubscriptionEntity[]; more: boolean; total: number | null }> {
-    const query = this.dataSource.getRepository(SubscriptionEntity).createQueryBuilder('s').where('s.seller_id = :sellerId', { sellerId });
-    if (filters.status) query.andWhere('s.status = :status', { status: filters.status });
+    const filter = new RowFilter('subscriptions');
+    filter.where(`seller_id = ${filter.param(sellerId)}`);
+    if (filters.status) filter.where(`status = ${filter.param(filters.status)}`);
     if (filters.search) {
-      const pattern = containsPattern(filters.search);
-      query.andWhere('(s.customer_email ILIKE :pattern OR s.customer_name ILIKE :pattern)', { pattern });
+      const pattern = filter.param(containsPattern(filters.search));
+      filter.where(`(customer_email ILIKE ${pattern} OR customer_name ILIKE ${pattern})`);
     }
-    createdWithin(query, filters);
+    createdWithin(filter, filters);
     const counted = filters.search === undefined && filters.createdFrom === undefined && filters.createdBefore === undefined;
-    const total = !count ? null : counted ? await this.countOf(sellerId, filters.status) : await countMatching(query);
-    return { ...(await newestFirstPage(query, position, limit)), total };
+    const total = !count ? null : counted ? await this.countOf(sellerId, filters.status) : await countMatching(this.dataSource.manager, filter);
+    return { ...(await newestFirstPage(this.dataSource.manager, this.rows, filter, position, limit)), total };
   }
 
   /**
@@ -218,13 +218,12 @@ export class SubscriptionsRepository {
   }
 
   /** What the metrics need of every subscription of the seller. */
-  metricsRows(sellerId: number): Promise<SubscriptionEntity[]> {
-    return this.dataSource
-      .getRepository(SubscriptionEntity)
-      .createQueryBuilder('s')
-      .select(['s.id', 's.status', 's.amountCents', 's.billingCycle', 's.cancelledAt'])
-      .where('s.seller_id = :sellerId', { sellerId })
-      .getMany();
+  async metricsRows(sellerId: number): Promise<SubscriptionEntity[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      'SELECT id, status, amount_cents, billing_cycle, cancelled_at FROM subscriptions WHERE seller_id = $1',
+      [sellerId],
+    );
+    return rows.map((row) => this.rows.hydrate(row));
   }
 
   /**

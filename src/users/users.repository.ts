@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { PlainRows } from '../database/plain-rows';
 import { InvitationEntity } from './entities/invitation.entity';
-import { SellerUserEntity } from './entities/seller-user.entity';
 
 export interface UserCredentials {
   id: number;
@@ -13,16 +13,20 @@ export interface UserCredentials {
 
 @Injectable()
 export class UsersRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly invitationRows: PlainRows<InvitationEntity>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.invitationRows = new PlainRows(dataSource.getMetadata(InvitationEntity));
+  }
 
   async insert(sellerId: number, email: string, manager: EntityManager): Promise<number> {
-    const { identifiers } = await manager.getRepository(SellerUserEntity).insert({ sellerId, email });
-    return identifiers[0].id as number;
+    const [row]: Array<{ id: number }> = await manager.query('INSERT INTO seller_users (seller_id, email) VALUES ($1, $2) RETURNING id', [sellerId, email]);
+    return row.id;
   }
 
   async findIdBySellerId(sellerId: number, manager: EntityManager): Promise<number | null> {
-    const user = await manager.getRepository(SellerUserEntity).findOneBy({ sellerId });
-    return user?.id ?? null;
+    const rows: Array<{ id: number }> = await manager.query('SELECT id FROM seller_users WHERE seller_id = $1 LIMIT 1', [sellerId]);
+    return rows[0]?.id ?? null;
   }
 
   /** The user with this e-mail (any case) with its password hash; null when none. */
@@ -45,7 +49,7 @@ export class UsersRepository {
   }
 
   async setPasswordHash(userId: number, passwordHash: string, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await manager.getRepository(SellerUserEntity).update({ id: userId }, { passwordHash, passwordChangedAt: () => 'now()' });
+    await manager.query('UPDATE seller_users SET password_hash = $2, password_changed_at = now() WHERE id = $1', [userId, passwordHash]);
   }
 
   /**
@@ -62,16 +66,16 @@ export class UsersRepository {
   }
 
   async insertInvitation(userId: number, tokenHash: string, expiresAt: Date, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await manager.getRepository(InvitationEntity).insert({ userId, tokenHash, expiresAt });
+    await manager.query('INSERT INTO seller_invitations (user_id, token_hash, expires_at) VALUES ($1, $2, $3)', [userId, tokenHash, expiresAt]);
   }
 
   /** The invitation with this token hash if it is unused and unexpired; null otherwise. */
-  findUsableInvitation(tokenHash: string): Promise<InvitationEntity | null> {
-    return this.dataSource
-      .getRepository(InvitationEntity)
-      .createQueryBuilder('i')
-      .where('i.token_hash = :tokenHash AND i.used_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()', { tokenHash })
-      .getOne();
+  async findUsableInvitation(tokenHash: string): Promise<InvitationEntity | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      'SELECT * FROM seller_invitations WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()',
+      [tokenHash],
+    );
+    return rows.length === 0 ? null : this.invitationRows.hydrate(rows[0]);
   }
 
   /**
