@@ -189,10 +189,26 @@ export class CashoutService implements OnModuleInit {
     return this.withdrawals.hydrate(row);
   }
 
+  /** The withdrawals of a payout provider asked for in [from, to), and those by id (reconciliation). */
+  ofProviderBetween(provider: string, from: Date, to: Date): Promise<WithdrawalEntity[]> {
+    return this.withdrawals.ofProviderBetween(provider, from, to);
+  }
+
+  findById(id: number): Promise<WithdrawalEntity | null> {
+    return this.withdrawals.findById(id);
+  }
+
   async lookup(sellerId: number, id: number): Promise<WithdrawalLookupResponse> {
     const withdrawal = await this.withdrawals.findById(id);
     this.assertOwned(withdrawal, sellerId, id);
     return toWithdrawalLookup(withdrawal);
+  }
+
+  /** The seller's withdrawal as the dashboard shows it: the lookup, the provider's id of the payout (the Pix's end-to-end id) and why it failed. */
+  async dashboardView(sellerId: number, id: number): Promise<WithdrawalLookupResponse & { payoutId: string | null; failureReason: string | null }> {
+    const withdrawal = await this.withdrawals.findById(id);
+    this.assertOwned(withdrawal, sellerId, id);
+    return { ...toWithdrawalLookup(withdrawal), payoutId: withdrawal.externalId, failureReason: withdrawal.failureReason };
   }
 
   /** A page of the seller's withdrawals, newest first (spec 2.10 with updatedAt). */
