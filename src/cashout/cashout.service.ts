@@ -356,16 +356,16 @@ export class CashoutService implements OnModuleInit {
   /**
    * A provider's notification naming the payout of `reference` (the intake's worker, src/intake): only a
    * look-up moves the withdrawal. 'unknown' when no withdrawal of that provider has the reference or the
-   * provider has no such payout (a forged notification: nothing changes, the caller counts it).
+   * provider has no such payout (a forged notification: nothing changes, the caller counts it);
+   * 'disagrees' when the provider says of it what no move can bring the withdrawal to (left to an operator).
    */
-  async settleNotifiedPayout(provider: string, reference: string): Promise<'settled' | 'unknown'> {
+  async settleNotifiedPayout(provider: string, reference: string): Promise<'settled' | 'unknown' | 'disagrees'> {
     const id = /^[1-9][0-9]{0,9}$/.test(reference) ? Number(reference) : null;
     const withdrawal = id === null ? null : await this.withdrawals.findById(id);
     if (!withdrawal || withdrawal.provider !== provider) return 'unknown';
     const known = await this.providers.payout(provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
     if (!known) return 'unknown';
-    await this.applyPayoutResult(withdrawal, known);
-    return 'settled';
+    return (await this.applyPayoutResult(withdrawal, known)) === null ? 'disagrees' : 'settled';
   }
 
   /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */
