@@ -63,18 +63,28 @@ const MAX_PAGES = 100;
  */
 export class EfiPayoutProvider implements PayoutProvider {
   readonly requiresPayeeDocument = true;
-  private readonly slots: Semaphore;
+  /** The send slots of the paying key, shared by every instance (Redis). */
+  private readonly slotsKey: string;
+  /** A slot is held for one send, its retries included (three tries of the client's timeout and its backoff); one left by a killed process frees itself after that. */
+  private readonly slotHeldMs: number;
 
   constructor(
     private readonly client: ApiPixClient,
     private readonly settings: EfiSendSettings,
-    redis: Redis,
+    private readonly redis: Redis,
   ) {
-    const key = `efi:send-slots:${createHash('sha256').update(settings.payerKey).digest('hex').slice(0, 16)}`;
-    // A slot is held for one send, its retries included (three tries of the client's timeout and its backoff);
-    // one left by a killed process frees itself after that.
-    const held = settings.timeoutMs * 4 + 5_000;
-    this.slots = new Semaphore(redis, key, settings.sendsAtOnce, { lockTimeout: held, acquireTimeout: held * 2, retryInterval: 50, refreshInterval: 0 });
+    this.slotsKey = `efi:send-slots:${createHash('sha256').update(settings.payerKey).digest('hex').slice(0, 16)}`;
+    this.slotHeldMs = settings.timeoutMs * 4 + 5_000;
+  }
+
+  /** One holder of a send slot (a semaphore's holder is one acquisition: each send takes its own). */
+  private slot(): Semaphore {
+    return new Semaphore(this.redis, this.slotsKey, this.settings.sendsAtOnce, {
+      lockTimeout: this.slotHeldMs,
+      acquireTimeout: this.slotHeldMs * 2,
+      retryInterval: 50,
+      refreshInterval: 0,
+    });
   }
 
   /** The idEnvio of a reference (`^[a-zA-Z0-9]{1,35}$`). */
@@ -96,7 +106,8 @@ export class EfiPayoutProvider implements PayoutProvider {
       favorecido: { chave: request.pixKey, [request.payee.documentType === 'CPF' ? 'cpf' : 'cnpj']: request.payee.documentNumber },
     };
     const sendId = this.sendId(request.reference);
-    await this.slots.acquire();
+    const slot = this.slot();
+    await slot.acquire();
     let answer: { status: number; body: SendAnswer };
     try {
       answer = await this.client.call<SendAnswer>('PUT', `/${this.settings.sendVersion}/gn/pix/${sendId}`, body, { fromOrigin: true });
@@ -106,7 +117,7 @@ export class EfiPayoutProvider implements PayoutProvider {
       if (error.status === 409) return this.receiptOfEarlierSend(request.reference, error);
       throw new PayoutRefusedError(request.reference, reasonOf(error));
     } finally {
-      await this.slots.release();
+      await slot.release();
     }
     if (answer.status === 404) throw new PayoutRefusedError(request.reference, 'chave_favorecido_nao_encontrada: the key was not found');
     const externalId = answer.body.e2eId ?? answer.body.endToEndId;
