@@ -355,17 +355,20 @@ export class CashoutService implements OnModuleInit {
 
   /**
    * A provider's notification naming the payout of `reference` (the intake's worker, src/intake): only a
-   * look-up moves the withdrawal. 'unknown' when no withdrawal of that provider has the reference or the
+   * look-up moves the withdrawal; `note`, the notification's words about it, is kept only as the reason of
+   * a rejection the look-up confirms. 'unknown' when no withdrawal of that provider has the reference or the
    * provider has no such payout (a forged notification: nothing changes, the caller counts it);
    * 'disagrees' when the provider says of it what no move can bring the withdrawal to (left to an operator).
    */
-  async settleNotifiedPayout(provider: string, reference: string): Promise<'settled' | 'unknown' | 'disagrees'> {
+  async settleNotifiedPayout(provider: string, reference: string, note: string | null = null): Promise<'settled' | 'unknown' | 'disagrees'> {
     const id = /^[1-9][0-9]{0,9}$/.test(reference) ? Number(reference) : null;
     const withdrawal = id === null ? null : await this.withdrawals.findById(id);
     if (!withdrawal || withdrawal.provider !== provider) return 'unknown';
     const known = await this.providers.payout(provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
     if (!known) return 'unknown';
-    return (await this.applyPayoutResult(withdrawal, known)) === null ? 'disagrees' : 'settled';
+    // The notification's words only name why a payout the look-up says was rejected failed (Efí's look-up does not say).
+    const said = known.status === 'REJECTED' && note ? { ...known, reason: note } : known;
+    return (await this.applyPayoutResult(withdrawal, said)) === null ? 'disagrees' : 'settled';
   }
 
   /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */
@@ -454,13 +457,18 @@ export class CashoutService implements OnModuleInit {
         { amountCents: current.amountCents, feeCents: current.feeTotalCents, netAmountCents: current.netAmountCents },
         current.status,
       );
-      if (effect) await this.ledger.post(manager, [{ sellerId: current.sellerId, referenceType: 'WITHDRAWAL', referenceId: current.id, effect, provider: current.provider }]);
+      if (effect) await this.ledger.post(manager, [{ sellerId: current.sellerId, referenceType: 'WITHDRAWAL', referenceId: current.id, effect, provider: this.holderOf(current) }]);
       current = (await this.withdrawals.findById(current.id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {
         await this.notifications.enqueueWithdrawalWebhooks(manager, current.sellerId, current.id, toWithdrawalWebhook(current, user));
       }
     }
     return current;
+  }
+
+  /** The provider whose account a withdrawal's money leaves from (its own, or the one its payout provider pays from): its ledger's provider accounts. */
+  private holderOf(withdrawal: WithdrawalEntity): string {
+    return this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).paysFrom ?? withdrawal.provider;
   }
 
   /** After the commit, not awaited: a Redis outage must not hold the request; the recovery job covers a lost job. */

@@ -38,8 +38,8 @@ export class SentPixService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.intake.handle('payout', async (provider, reference) => {
-      if ((await this.withdrawals.settleNotifiedPayout(provider, reference)) !== 'unknown') return;
+    this.intake.handle('payout', async (provider, reference, note) => {
+      if ((await this.withdrawals.settleNotifiedPayout(provider, reference, note)) !== 'unknown') return;
       this.metrics.countPixDifference('FORGED_PAYOUT_NOTIFICATION');
       this.logger.warn({ provider, reference }, 'A notification named a payout its provider does not have, or no withdrawal of it; nothing was done');
     });

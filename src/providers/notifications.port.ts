@@ -31,4 +31,9 @@ export interface NotifiedObject {
   id: string;
   kind?: string;
   provider?: string;
+  /**
+   * What the notification says of it in the provider's own words (Efí's reason for a send NAO_REALIZADO,
+   * which its look-up does not repeat): kept as text with what a look-up confirms, never what moves anything.
+   */
+  note?: string;
 }

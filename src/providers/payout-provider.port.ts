@@ -84,6 +84,12 @@ export interface PayoutProvider {
   listPayouts?(from: Date, to: Date): Promise<ListedPayout[]>;
   /** Whether it needs the seller's document (`payee`) to pay out: a withdrawal of a seller without one is refused. */
   readonly requiresPayeeDocument?: boolean;
+  /**
+   * The provider whose account its payouts leave from, when another adapter holds that account (Efí's
+   * sends leave the API Pix account the Pix came into): the ledger's provider accounts of its withdrawals
+   * (PSP_HOLDINGS, PAYOUT_IN_TRANSIT) name it, so the money out is taken from where the money in was booked.
+   */
+  readonly paysFrom?: string;
 }
 
 /** The provider reference of a withdrawal's payout. */

@@ -40,18 +40,28 @@ export function notifiedPixObjects(body: unknown, sent: SentPixNotices | null): 
   const named: NotifiedObject[] = [];
   for (const item of items) {
     if (typeof item !== 'object' || item === null) return null;
-    const { endToEndId, tipo, gnExtras } = item as { endToEndId?: unknown; tipo?: unknown; gnExtras?: { idEnvio?: unknown } };
-    const sendId = typeof gnExtras === 'object' && gnExtras !== null ? gnExtras.idEnvio : undefined;
+    const { endToEndId, tipo, gnExtras } = item as { endToEndId?: unknown; tipo?: unknown; gnExtras?: { idEnvio?: unknown; erro?: unknown } };
+    const extras = typeof gnExtras === 'object' && gnExtras !== null ? gnExtras : {};
+    const sendId = extras.idEnvio;
     if (sent && tipo === 'SOLICITACAO' && typeof sendId === 'string') {
       if (!SEND_ID.test(sendId)) return null;
       const reference = sent.referenceOf(sendId);
-      if (reference !== null) named.push({ id: reference, kind: 'payout', provider: sent.provider });
+      const note = reasonOfFailedSend(extras.erro);
+      if (reference !== null) named.push({ id: reference, kind: 'payout', provider: sent.provider, ...(note ? { note } : {}) });
       continue;
     }
     if (typeof endToEndId !== 'string' || !END_TO_END_ID.test(endToEndId)) return null;
     named.push({ id: endToEndId });
   }
   return named;
+}
+
+/** A failed send's reason as Efí's callback gives it (`gnExtras.erro`: the SPI's code, where it failed, why), as one line of text. */
+function reasonOfFailedSend(erro: unknown): string | null {
+  if (typeof erro !== 'object' || erro === null) return null;
+  const { codigo, origem, motivo } = erro as Record<string, unknown>;
+  const parts = [codigo, motivo, origem].filter((part): part is string => typeof part === 'string' && part.trim() !== '').map((part) => [...part].map((c) => (c < ' ' ? ' ' : c)).join('').trim());
+  return parts.length > 0 ? parts.join(': ').slice(0, 500) : null;
 }
 
 /**

@@ -4,6 +4,7 @@ import { Semaphore } from 'redis-semaphore';
 import { cents, centsToReaisString, reaisToCents } from '../../domain/money';
 import { PayoutState } from '../../domain/withdrawal-status';
 import { ApiPixClient } from '../api-pix/api-pix.client';
+import { API_PIX } from '../api-pix/api-pix.provider';
 import { ListedPayout, PayoutProvider, PayoutReceipt, PayoutRefusedError, PayoutRequest, PayoutResult } from '../payout-provider.port';
 import { PixRequestRefusedError } from '../pix-provider.port';
 
@@ -63,6 +64,8 @@ const MAX_PAGES = 100;
  */
 export class EfiPayoutProvider implements PayoutProvider {
   readonly requiresPayeeDocument = true;
+  /** The sends leave the account the API Pix adapter receives into. */
+  readonly paysFrom = API_PIX;
   /** The send slots of the paying key, shared by every instance (Redis). */
   private readonly slotsKey: string;
   /** A slot is held for one send, its retries included (three tries of the client's timeout and its backoff); one left by a killed process frees itself after that. */
