@@ -344,13 +344,14 @@ export class CashoutService implements OnModuleInit {
   }
 
   /**
-   * A payout the provider refused: what it has under the reference is applied (a payout it cancelled or
-   * rejected: its callbacks' moves); with nothing there, the refusal itself is its last word: the
-   * withdrawal fails with the provider's reason and its money goes back to available.
+   * A payout the provider refused. One it has under the reference (it cancelled or rejected it) is moved
+   * by its callback, or the recovery job's look-up, as before; with nothing there, the refusal itself is
+   * its last word (Efí's refusals of a send): the withdrawal fails with the provider's reason and its
+   * money goes back to available.
    */
   private async refusedPayout(withdrawal: WithdrawalEntity, reason: string): Promise<void> {
     const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
-    await this.applyPayoutResult(withdrawal, known ?? { status: 'REJECTED', externalId: null, reason: reason.slice(0, 500) });
+    if (!known) await this.applyPayoutResult(withdrawal, { status: 'REJECTED', externalId: null, reason: reason.slice(0, 500) });
   }
 
   /**

@@ -31,7 +31,8 @@ export interface BackingReport {
  *   external_transaction_id), until a check of its own records is written here.
  * Every withdrawal COMPLETED must be backed by a Pix its provider sent of its net amount: Efí's, the
  * amount its look-up reported (provider_amount_cents, written with the move) and the send's end-to-end id;
- * the sandbox's, its record of the payout (sandbox_payouts) paid for that amount; any other provider's, its
+ * the sandbox's, its record of the payout (sandbox_payouts) paid for that amount (one completed before the
+ * sandbox kept its payouts' outcome: its id, unless its record says otherwise); any other provider's, its
  * id for the payout (external_id).
  * And for a PSP's sales the returns must match the ledger: what the PSP holds for the sale (PSP_HOLDINGS)
  * is minus its amount plus every completed return, and what is in transit (REFUNDS_IN_TRANSIT) every
@@ -76,7 +77,10 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
   const paid: Array<{ id: number; provider: string; net_amount_cents: string; backed: boolean; reason: string }> = await dataSource.query(`
     SELECT w.id, w.provider, w.net_amount_cents,
            CASE WHEN w.provider = 'efi' THEN w.external_id IS NOT NULL AND w.provider_amount_cents IS NOT DISTINCT FROM w.net_amount_cents
+                -- A withdrawal completed before the sandbox kept its payouts' outcome (issue 37) has no record or one still
+                -- ACCEPTED: backed by the sandbox's id for it, unless the record says otherwise.
                 WHEN w.provider = 'sandbox' THEN EXISTS (SELECT 1 FROM sandbox_payouts p WHERE p.reference = w.id::text AND p.status = 'COMPLETED' AND p.net_amount_cents = w.net_amount_cents)
+                                                OR (w.external_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sandbox_payouts p WHERE p.reference = w.id::text AND p.status <> 'ACCEPTED'))
                 ELSE w.external_id IS NOT NULL END AS backed,
            CASE WHEN w.provider = 'efi' THEN 'no Pix sent by Efí of its net amount confirmed by a look-up (provider_amount_cents ' || COALESCE(w.provider_amount_cents::text, 'none') || ')'
                 WHEN w.provider = 'sandbox' THEN 'the sandbox has no record of its payout paid for its net amount'
