@@ -298,10 +298,13 @@ export class CashoutService implements OnModuleInit {
    */
   async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
     const profile = await this.sellers.withdrawalProfile(sellerId);
+    // Why the provider rejected or cancelled it, as its record says (kept with the failure), read before the transaction.
+    const current = event === 'REJECTED' || event === 'CANCELLED' ? await this.withdrawals.findById(id) : null;
+    const said = current ? await this.providers.payout(current.provider, `Withdrawal ${id}`).findPayout(payoutReference(id)) : null;
     const after = await this.dataSource.transaction(async (manager) => {
       const withdrawal = await this.withdrawals.findByIdForUpdate(id, manager);
       this.assertOwned(withdrawal, sellerId, id);
-      return this.applyMoves(manager, withdrawal, [event], profile.user);
+      return this.applyMoves(manager, withdrawal, [event], profile.user, { reason: said?.reason ?? null });
     });
     return toWithdrawalLookup(after);
   }
