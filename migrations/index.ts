@@ -28,6 +28,7 @@ import { UnifyProviderInbox1795595000000 } from './1795595000000-UnifyProviderIn
 import { AddSaleStatusChangeAudit1795600000000 } from './1795600000000-AddSaleStatusChangeAudit';
 import { RecoverPayoutsByLookUp1795610000000 } from './1795610000000-RecoverPayoutsByLookUp';
 import { KeepSubscriptionDocumentType1795620000000 } from './1795620000000-KeepSubscriptionDocumentType';
+import { KeepPayoutEvidence1795630000000 } from './1795630000000-KeepPayoutEvidence';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   AddSaleStatusChangeAudit1795600000000,
   RecoverPayoutsByLookUp1795610000000,
   KeepSubscriptionDocumentType1795620000000,
+  KeepPayoutEvidence1795630000000,
 ];

@@ -38,8 +38,33 @@
  *   CHAOS_SERVICE_LOG         a file the service's output is appended to (every life of it) [none]
  *   CHAOS_SERVICE             dist: the production build (built first if dist/ is missing); ts-node: src/main.ts
  *                             through ts-node, as the e2e process tests start it (what the CI's short run uses) [dist]
+ *   CHAOS_PAYOUTS             sandbox: PIX and payouts through the sandbox, as above; efi: see below [sandbox]
+ *   CHAOS_EFI_SETTLE_AFTER_MS, CHAOS_EFI_REJECT_RATE, CHAOS_EFI_FAULTS, CHAOS_EFI_FAULT_EVERY_SENDS: passed to the
+ *                             simulator's launcher in efi mode (test/e2e/setup/api-pix/chaos-launcher.ts)
  *   DATABASE_URL              its server is used; the database is chaos-owned, created and dropped
  *   REDIS_URL                 Redis [redis://127.0.0.1:6379]
+ *
+ * CHAOS_PAYOUTS=efi (issue 38): PIX received through the BCB's API Pix and withdrawals paid by Efí's Pix send, both
+ * played by the API Pix + Efí simulator in a process of its own, which lives through every kill of the service
+ * (test/e2e/setup/api-pix/chaos-launcher.ts, run through ts-node; it prints its URLs and certificate files on one
+ * JSON line and answers a small control endpoint). The service runs with PIX_PROVIDER=api-pix, PAYOUT_PROVIDER=efi,
+ * the API_PIX_* variables pointing at the simulator (its webhook at the service's port under an unguessable segment)
+ * and SANDBOX_CLOCK_MOVES_REAL_RECORDS=true (so NODE_ENV=test: production refuses it). In that mode:
+ *   - the sellers have a CPF on record and withdraw to the key of that CPF (now and then to a key of someone else's
+ *     document, which Efí refuses: FAILED); the sends settle at the simulator by themselves (REALIZADO, a share
+ *     NAO_REALIZADO), while the simulator now and then loses a send's answer, answers 503, loses or repeats a callback;
+ *   - PIX sales (and the sellers' funding) are paid at the simulator (its control endpoint pays the txid), not through
+ *     the sandbox's events route, which refuses a PSP's sale; PIX refunds go through POST /api/sales/{id}/refunds (the
+ *     simulator returns them at once); MEDs through POST /admin/sales/{id}/events (MED_OPENED, MED_WON: MED_LOST is
+ *     the PSP's own return); chargebacks on card sales, which the sandbox still holds; no PIX subscriptions (Pix
+ *     Automático would need the simulator's clock to follow the sandbox's);
+ *   - the checks: ledger:verify exits 0 (it checks every COMPLETED withdrawal against the amount Efí's look-up
+ *     reported); no withdrawal PENDING or PROCESSING after recovery; at the simulator each idEnvio registered at most
+ *     once and none without a withdrawal, every COMPLETED withdrawal has exactly one REALIZADO send of its net amount
+ *     (and its E2E id), no REALIZADO send of a withdrawal not COMPLETED, no send left EM_PROCESSAMENTO, every Pix the
+ *     PSP received known to the service (pix_receipts; one whose notification was lost while a pass a SIGKILL cut short
+ *     holds reconciliation's ten-minute lease is reported as late, not failed), no request or answer off the schemas;
+ *     the sandbox payout checks are skipped.
  */
 const { spawn, spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -62,7 +87,12 @@ const settings = {
   keepDatabase: env.CHAOS_KEEP_DATABASE === 'true',
   serviceLog: env.CHAOS_SERVICE_LOG ? path.resolve(env.CHAOS_SERVICE_LOG) : null,
   fromSource: env.CHAOS_SERVICE === 'ts-node',
+  payouts: env.CHAOS_PAYOUTS || 'sandbox',
 };
+const efi = settings.payouts === 'efi';
+const EFI_SEND_ID_PREFIX = 'GWCHAOS';
+/** Someone else's key: Efí refuses a send to it naming the seller's CPF (chave_nao_pertence_ao_documento). */
+const SOMEONE_ELSES_KEY = 'outra.pessoa@example.com';
 /** Node's arguments to run one of the service's entry points (`database/prepare-database`, `main`…), built or from source. */
 const entry = (name) => (settings.fromSource ? ['-r', 'ts-node/register/transpile-only', path.join(root, 'src', `${name}.ts`)] : [path.join(root, 'dist', 'src', `${name}.js`)]);
 const ADMIN_TOKEN = `chaos-admin-${crypto.randomBytes(12).toString('hex')}`;
@@ -175,6 +205,85 @@ function serviceController(port, serviceEnv) {
     } else await exited;
   };
   return { start, kill: () => signal('SIGKILL'), stop: () => signal('SIGTERM', 20_000), lives: () => lives };
+}
+
+// ---------- the API Pix + Efí simulator (CHAOS_PAYOUTS=efi) ----------
+
+/** A valid CPF (its two check digits computed), random. */
+function randomCpf() {
+  const digits = Array.from({ length: 9 }, () => Math.floor(Math.random() * 10));
+  if (digits.every((d) => d === digits[0])) digits[0] = (digits[0] + 1) % 10;
+  for (const length of [9, 10]) {
+    const sum = digits.slice(0, length).reduce((total, d, i) => total + d * (length + 1 - i), 0);
+    digits.push(((sum * 10) % 11) % 10);
+  }
+  return digits.join('');
+}
+
+/**
+ * Starts test/e2e/setup/api-pix/chaos-launcher.ts through ts-node and reads its JSON line (URLs, certificate
+ * files); `state()` and `pay(txid)` talk to its control endpoint; `stop()` ends it (SIGTERM, then SIGKILL).
+ */
+async function startLauncher(launcherEnv) {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'test', 'e2e', 'setup', 'api-pix', 'chaos-launcher.ts')], {
+    cwd: root,
+    env: { ...env, ...launcherEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Whatever ends this process ends the simulator too (a normal run stops it first, removing its certificates).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+    if (settings.serviceLog) fs.appendFileSync(settings.serviceLog, `[simulator] ${chunk}`);
+  });
+  const info = await new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`the simulator's launcher printed nothing within 60 s: ${stderr}`)), 60_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const newline = stdout.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(stdout.slice(0, newline)));
+      } catch {
+        reject(new Error(`the simulator's launcher printed no JSON: ${stdout.slice(0, newline)}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the simulator's launcher exited ${code}: ${stderr}`));
+    });
+  });
+  child.stdout.resume();
+  const control = async (method, route, body) => {
+    const response = await fetch(`${info.controlUrl}${route}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+  return {
+    ...info,
+    state: async () => {
+      const answer = await control('GET', '/state');
+      if (answer.status !== 200) throw new Error(`the simulator's state: ${answer.status}`);
+      return answer.body;
+    },
+    pay: (txid) => control('POST', '/pay', { txid }).catch(() => ({ status: 'network', body: null })),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
 
 // ---------- HTTP client that never throws ----------
@@ -311,15 +420,83 @@ const SCENARIOS = [
     }
   }],
 ];
-const TOTAL_WEIGHT = SCENARIOS.reduce((sum, [weight]) => sum + weight, 0);
+
+// ---------- the load's efi mode (CHAOS_PAYOUTS=efi): PIX and payouts at the simulator ----------
+
+/** A PIX sale's txid at the PSP: from the creation's answer, else its lookup; null when it has none. */
+async function pixTxid(state, seller, sale) {
+  if (sale.externalTransactionId) return sale.externalTransactionId;
+  const found = await clientCall(state, 'transaction lookup', 'GET', `/api/transactions/${sale.id}`, undefined, seller.keys);
+  return found.status === 200 ? (found.body?.externalTransactionId ?? null) : null;
+}
+
+/**
+ * The payer pays the sale's charge at the simulator (its webhook tells the service); true once the service
+ * holds the sale PAGO, within a few seconds (a notification that met a killed service is left to reconciliation).
+ */
+async function payAtPsp(state, seller, sale) {
+  const txid = await pixTxid(state, seller, sale);
+  if (!txid) {
+    count('PIX sales without a charge at the PSP');
+    return false;
+  }
+  const paid = await state.launcher.pay(txid);
+  if (paid.status !== 200) {
+    count(`PIX payments the PSP would not make (${paid.status})`);
+    return false;
+  }
+  count('PIX payments at the PSP');
+  for (let i = 0; i < 30 && !state.stopping; i += 1) {
+    const found = await call(state.base, 'GET', `/api/transactions/${sale.id}`, undefined, seller.keys);
+    if (found.status === 200 && found.body?.status === 'PAGO') return true;
+    await sleep(200);
+  }
+  count('PIX payments not seen PAGO within 6 s (left to reconciliation)');
+  return false;
+}
+
+/** A dispute the operator records (POST /admin/sales/{id}/events), as reported by the PSP or the acquirer. */
+async function operatorEvent(state, saleId, event) {
+  const result = await clientCall(state, event, 'POST', `/admin/sales/${saleId}/events`, { event, reason: 'chaos: reported out of band' }, { 'x-admin-token': ADMIN_TOKEN });
+  if (result.status === 200) count(`sale events (operator): ${event}`);
+  else if (result.status === 409) count('sale events refused 409 (the sale was not in a state for it)');
+  return result.status === 200;
+}
+
+const EFI_SCENARIOS = [
+  // [weight, name, run]: the card scenarios as above (the sandbox acquirer holds card sales).
+  ...SCENARIOS.filter(([, name]) => name.startsWith('card') || name === 'debit card sale' || name === 'scheduler run in the future'),
+  [4, 'PIX sale', async (state, seller) => {
+    const sale = await createSale(state, seller, saleBody('PIX'), 'PIX sale');
+    if (!sale || Math.random() < 0.15) return; // some stay PENDENTE: legitimately pending
+    if (!(await payAtPsp(state, seller, sale))) return;
+    const roll = Math.random();
+    if (roll < 0.2) {
+      const refund = await clientCall(state, 'PIX refund', 'POST', `/api/sales/${sale.id}/refunds`, {}, { ...seller.keys, 'Idempotency-Key': crypto.randomUUID() });
+      if (refund.status === 201) count('PIX refunds requested');
+    } else if (roll < 0.4) {
+      if (await operatorEvent(state, sale.id, 'MED_OPENED')) await operatorEvent(state, sale.id, 'MED_WON');
+    }
+  }],
+  [2, 'cashout', async (state, seller) => {
+    const elsewhere = Math.random() < 0.05;
+    const amount = 100 + Math.floor(Math.random() * 200);
+    const body = elsewhere ? { amount, pixKey: SOMEONE_ELSES_KEY, pixKeyType: 'EMAIL' } : { amount, pixKey: seller.cpf, pixKeyType: 'CPF' };
+    const result = await clientCall(state, 'cashout', 'POST', '/api/public/cashout', body, { ...seller.keys, 'Idempotency-Key': crypto.randomUUID() });
+    if (result.status === 201) count(elsewhere ? "created: withdrawal (to a key of someone else's document)" : 'created: withdrawal');
+  }],
+];
+
+const LOAD = efi ? EFI_SCENARIOS : SCENARIOS;
+const TOTAL_WEIGHT = LOAD.reduce((sum, [weight]) => sum + weight, 0);
 
 function pickScenario() {
   let roll = Math.random() * TOTAL_WEIGHT;
-  for (const scenario of SCENARIOS) {
+  for (const scenario of LOAD) {
     roll -= scenario[0];
     if (roll < 0) return scenario;
   }
-  return SCENARIOS[0];
+  return LOAD[0];
 }
 
 async function worker(state) {
@@ -366,7 +543,133 @@ async function terminateBackends(maintenance, databaseName) {
  */
 const ANSWERED_CREATION = `c.previous_status IS NULL AND NOT (s.payment_method = 'PIX' AND s.subscription_id IS NOT NULL AND s.billing_period > 0)`;
 
-async function checks(db, databaseUrl, receiver) {
+/** What the efi mode waits on after the load: withdrawals open, sends EM_PROCESSAMENTO, Pix the PSP received that the service has no receipt of. */
+async function efiOpenWork(db, launcher) {
+  const state = await launcher.state();
+  const endToEndIds = state.pix.filter((pix) => pix.txid).map((pix) => pix.endToEndId);
+  const [{ withdrawals, recorded, leaseHeld }] = (
+    await db.query(
+      `SELECT (SELECT count(*) FROM withdrawals WHERE status IN ('PENDING', 'PROCESSING'))::int AS withdrawals,
+              (SELECT count(DISTINCT end_to_end_id) FROM pix_receipts WHERE end_to_end_id = ANY($1::text[]))::int AS recorded,
+              ${RECONCILIATION_LEASE_HELD} AS "leaseHeld"`,
+      [endToEndIds],
+    )
+  ).rows;
+  // A Pix whose notification was lost waits for reconciliation; a pass a SIGKILL cut short holds its lease (ten
+  // minutes, src/pix/pix-receipts.repository.ts) and no pass runs meanwhile: not waited on, reported by the checks.
+  const pixUnrecorded = endToEndIds.length - recorded;
+  return { withdrawals, sends: state.sends.filter((send) => send.status === 'EM_PROCESSAMENTO').length, pixUnrecorded: leaseHeld ? 0 : pixUnrecorded };
+}
+
+/** Whether reconciliation's lease is held by a pass older than any pass takes (one a killed life left): seconds held, or null. */
+const RECONCILIATION_LEASE_HELD = `(SELECT round(extract(epoch FROM now() - claimed_at))::int FROM pix_reconciliation_cursor WHERE claimed_at < now() - interval '30 seconds')`;
+
+/**
+ * The efi mode's payout checks, against the simulator's record of the sends (its control endpoint): each idEnvio
+ * registered at most once and each of a withdrawal; every COMPLETED withdrawal with exactly one REALIZADO send of
+ * its net amount and its E2E id; no REALIZADO send of a withdrawal not COMPLETED (paid and given back); none open.
+ */
+async function efiChecks(q, launcher, fail, figures) {
+  const state = await launcher.state();
+  const withdrawals = new Map((await q(`SELECT id, status, net_amount_cents::int AS net, external_id FROM withdrawals`)).map((w) => [w.id, w]));
+  const sendsOf = new Map();
+  let withoutWithdrawal = 0;
+  for (const send of state.sends) {
+    const id = send.idEnvio.startsWith(EFI_SEND_ID_PREFIX) ? Number(send.idEnvio.slice(EFI_SEND_ID_PREFIX.length)) : NaN;
+    if (!withdrawals.has(id)) {
+      withoutWithdrawal += 1;
+      continue;
+    }
+    sendsOf.set(id, [...(sendsOf.get(id) ?? []), send]);
+  }
+  const cents = (valor) => Math.round(Number(valor) * 100);
+  let completedUnbacked = 0;
+  let paidNotCompleted = 0;
+  let open = 0;
+  let unsent = 0;
+  const examples = [];
+  for (const w of withdrawals.values()) {
+    const sends = sendsOf.get(w.id) ?? [];
+    const realized = sends.filter((send) => send.status === 'REALIZADO');
+    if (w.status === 'PENDING' || w.status === 'PROCESSING') open += 1;
+    if (w.status === 'PENDING' && sends.length === 0) unsent += 1;
+    if (w.status === 'COMPLETED' && !(realized.length === 1 && sends.length === 1 && cents(realized[0].valor) === w.net && realized[0].endToEndId === w.external_id)) {
+      completedUnbacked += 1;
+      if (examples.length < 5) examples.push(`withdrawal ${w.id} COMPLETED (net ${w.net}, ${w.external_id}): sends ${JSON.stringify(sends)}`);
+    }
+    if (w.status !== 'COMPLETED' && realized.length > 0) {
+      paidNotCompleted += 1;
+      if (examples.length < 5) examples.push(`withdrawal ${w.id} ${w.status}: sends ${JSON.stringify(sends)}`);
+    }
+  }
+  const puts = Object.values(state.putsByIdEnvio);
+  const accepted = Object.values(state.acceptedByIdEnvio);
+  const mostPuts = puts.length ? Math.max(...puts) : 0;
+  const mostAccepted = accepted.length ? Math.max(...accepted) : 0;
+  const mostSends = sendsOf.size ? Math.max(...[...sendsOf.values()].map((sends) => sends.length)) : 0;
+  const sendsByStatus = {};
+  for (const send of state.sends) sendsByStatus[send.status] = (sendsByStatus[send.status] ?? 0) + 1;
+  const inProcessing = sendsByStatus.EM_PROCESSAMENTO ?? 0;
+  const [pixUnrecorded] = await q(`SELECT count(*)::int AS n FROM unnest($1::text[]) e LEFT JOIN pix_receipts r ON r.end_to_end_id = e WHERE r.end_to_end_id IS NULL`, [
+    state.pix.filter((pix) => pix.txid).map((pix) => pix.endToEndId),
+  ]);
+  const [{ held: leaseHeld }] = await q(`SELECT ${RECONCILIATION_LEASE_HELD} AS held`);
+  // Unknown while a killed life holds reconciliation's lease: late (up to its ten minutes), not missed.
+  const pixLate = leaseHeld !== null ? pixUnrecorded.n : 0;
+  const pixMissed = pixUnrecorded.n - pixLate;
+  console.log(
+    `chaos: Efí sends at the simulator: ${state.sends.length} (${Object.entries(sendsByStatus).map(([status, n]) => `${status} ${n}`).join(', ') || 'none'}); ` +
+      `PUTs per idEnvio: most ${mostPuts} (${puts.filter((n) => n > 1).length} idEnvio sent again under the same id); answered 201 per idEnvio: most ${mostAccepted}; ` +
+      `sends per withdrawal: most ${mostSends}; sends without a withdrawal: ${withoutWithdrawal}`,
+  );
+  console.log(
+    `chaos: completed withdrawals without exactly one REALIZADO send of their net amount: ${completedUnbacked}; REALIZADO sends of withdrawals not COMPLETED: ${paidNotCompleted}; ` +
+      `withdrawals left PENDING or PROCESSING: ${open} (${unsent} never sent); sends left EM_PROCESSAMENTO: ${inProcessing}`,
+  );
+  console.log(
+    `chaos: the PSP's faults and outcomes: ${JSON.stringify(state.faults)}; Pix received: ${state.pix.length}, ${pixUnrecorded.n} unknown to the service` +
+      `${leaseHeld !== null ? ` (reconciliation's lease held for ${leaseHeld} s by a pass a SIGKILL cut short: no pass runs until it expires, ten minutes after it was taken)` : ''}; ` +
+      `requests or answers off the schemas: ${state.violations}`,
+  );
+  for (const example of examples) console.log(`  ${example}`);
+  if (pixUnrecorded.n) {
+    const unknown = state.pix.filter((pix) => pix.txid);
+    const rows = await q(
+      `SELECT e AS e2e, s.id, s.status, s.external_transaction_id AS txid FROM unnest($1::text[], $2::text[]) AS u(e, t)
+         LEFT JOIN pix_receipts r ON r.end_to_end_id = u.e LEFT JOIN sales s ON s.external_transaction_id = u.t WHERE r.end_to_end_id IS NULL LIMIT 5`,
+      [unknown.map((pix) => pix.endToEndId), unknown.map((pix) => pix.txid)],
+    );
+    for (const r of rows) console.log(`  Pix ${r.e2e} unknown to the service: txid ${r.txid ?? '?'}, sale ${r.id ?? 'none'} ${r.status ?? ''}`);
+  }
+  for (const violation of state.firstViolations) console.log(`  violation: ${violation}`);
+  Object.assign(figures, {
+    efiSends: state.sends.length,
+    efiSendsByStatus: sendsByStatus,
+    efiMostPutsPerIdEnvio: mostPuts,
+    efiMostAcceptedPerIdEnvio: mostAccepted,
+    mostPayoutsPerWithdrawal: mostSends,
+    payoutsWithoutWithdrawal: withoutWithdrawal,
+    completedWithdrawalsWithoutPayout: completedUnbacked,
+    paidWithdrawalsNotCompleted: paidNotCompleted,
+    withdrawalsOpen: open,
+    withdrawalsUnsent: unsent,
+    efiSendsInProcessing: inProcessing,
+    pixReceivedUnknown: pixMissed,
+    pixWaitingForReconciliationLease: pixLate,
+    simulatorViolations: state.violations,
+    efiFaults: state.faults,
+  });
+  if (mostAccepted > 1 || mostSends > 1) fail('a withdrawal was sent more than once at Efí');
+  if (withoutWithdrawal) fail(`${withoutWithdrawal} sends at Efí without a withdrawal`);
+  if (completedUnbacked) fail(`${completedUnbacked} completed withdrawals without exactly one REALIZADO send of their net amount`);
+  if (paidNotCompleted) fail(`${paidNotCompleted} withdrawals paid by Efí (REALIZADO) but not COMPLETED`);
+  if (open) fail(`${open} withdrawals left PENDING or PROCESSING after recovery`);
+  if (inProcessing) fail(`${inProcessing} sends left EM_PROCESSAMENTO at the simulator`);
+  if (pixMissed) fail(`${pixMissed} Pix received by the PSP unknown to the service, reconciliation free to run`);
+  if (state.violations) fail(`${state.violations} requests or answers off Efí's or the BCB's schemas at the simulator`);
+}
+
+async function checks(db, databaseUrl, receiver, launcher) {
   const failures = [];
   const fail = (message) => failures.push(message);
   const figures = {};
@@ -432,26 +735,30 @@ async function checks(db, databaseUrl, receiver) {
   if (paidWithoutCharge.n) fail(`${paidWithoutCharge.n} paid card sales without an approved charge`);
   if (chargedButUnpaid.n) fail(`${chargedButUnpaid.n} approved charges whose sale is not paid (money taken from the customer, not credited)`);
 
-  const [payouts] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status NOT IN ('CANCELLED', 'REJECTED'))::int AS accepted FROM sandbox_payouts`);
-  const [duplicatePayouts] = await q(`SELECT count(*)::int AS n FROM (SELECT reference FROM sandbox_payouts GROUP BY reference HAVING count(*) > 1) d`);
-  const [orphanPayouts] = await q(`SELECT count(*)::int AS n FROM sandbox_payouts p LEFT JOIN withdrawals w ON w.id::text = p.reference WHERE w.id IS NULL`);
-  const [maxPerWithdrawal] = await q(`SELECT coalesce(max(n), 0)::int AS n FROM (SELECT count(*) AS n FROM sandbox_payouts GROUP BY reference) p`);
-  const [completedUnpaid] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status = 'COMPLETED' WHERE w.status = 'COMPLETED' AND p.reference IS NULL`);
-  const [unsent] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text WHERE w.status IN ('PENDING', 'PROCESSING') AND p.reference IS NULL`);
-  const [paidButReturned] = await q(
-    `SELECT count(*)::int AS n FROM withdrawals w JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status NOT IN ('CANCELLED', 'REJECTED') WHERE w.status IN ('CANCELLED', 'FAILED')`,
-  );
-  console.log(`chaos: sandbox payouts: ${payouts.n} records (${payouts.accepted} taken, not refused); most per withdrawal: ${maxPerWithdrawal.n}; references with more than one: ${duplicatePayouts.n}; without a withdrawal: ${orphanPayouts.n}; completed withdrawals without a payout: ${completedUnpaid.n}; pending withdrawals never sent after recovery: ${unsent.n}; returned withdrawals whose payout stands: ${paidButReturned.n}`);
-  Object.assign(figures, { payoutRecords: payouts.n, mostPayoutsPerWithdrawal: maxPerWithdrawal.n, payoutsWithoutWithdrawal: orphanPayouts.n, completedWithdrawalsWithoutPayout: completedUnpaid.n, withdrawalsUnsent: unsent.n });
-  if (duplicatePayouts.n || maxPerWithdrawal.n > 1) fail('a withdrawal was paid out more than once');
-  if (orphanPayouts.n) fail(`${orphanPayouts.n} payouts without a withdrawal`);
-  if (completedUnpaid.n) fail(`${completedUnpaid.n} completed withdrawals without a payout`);
-  if (unsent.n) fail(`${unsent.n} pending withdrawals never sent after recovery`);
-  // The sandbox's callback route moves its record of the payout before the withdrawal: a withdrawal whose
-  // amount came back has a payout the provider cancelled or rejected, never one it made.
-  if (paidButReturned.n) fail(`${paidButReturned.n} withdrawals returned to the seller whose payout the provider made`);
+  if (efi) await efiChecks(q, launcher, fail, figures);
+  else {
+    const [payouts] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status NOT IN ('CANCELLED', 'REJECTED'))::int AS accepted FROM sandbox_payouts`);
+    const [duplicatePayouts] = await q(`SELECT count(*)::int AS n FROM (SELECT reference FROM sandbox_payouts GROUP BY reference HAVING count(*) > 1) d`);
+    const [orphanPayouts] = await q(`SELECT count(*)::int AS n FROM sandbox_payouts p LEFT JOIN withdrawals w ON w.id::text = p.reference WHERE w.id IS NULL`);
+    const [maxPerWithdrawal] = await q(`SELECT coalesce(max(n), 0)::int AS n FROM (SELECT count(*) AS n FROM sandbox_payouts GROUP BY reference) p`);
+    const [completedUnpaid] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status = 'COMPLETED' WHERE w.status = 'COMPLETED' AND p.reference IS NULL`);
+    const [unsent] = await q(`SELECT count(*)::int AS n FROM withdrawals w LEFT JOIN sandbox_payouts p ON p.reference = w.id::text WHERE w.status IN ('PENDING', 'PROCESSING') AND p.reference IS NULL`);
+    const [paidButReturned] = await q(
+      `SELECT count(*)::int AS n FROM withdrawals w JOIN sandbox_payouts p ON p.reference = w.id::text AND p.status NOT IN ('CANCELLED', 'REJECTED') WHERE w.status IN ('CANCELLED', 'FAILED')`,
+    );
+    console.log(`chaos: sandbox payouts: ${payouts.n} records (${payouts.accepted} taken, not refused); most per withdrawal: ${maxPerWithdrawal.n}; references with more than one: ${duplicatePayouts.n}; without a withdrawal: ${orphanPayouts.n}; completed withdrawals without a payout: ${completedUnpaid.n}; pending withdrawals never sent after recovery: ${unsent.n}; returned withdrawals whose payout stands: ${paidButReturned.n}`);
+    Object.assign(figures, { payoutRecords: payouts.n, mostPayoutsPerWithdrawal: maxPerWithdrawal.n, payoutsWithoutWithdrawal: orphanPayouts.n, completedWithdrawalsWithoutPayout: completedUnpaid.n, withdrawalsUnsent: unsent.n });
+    if (duplicatePayouts.n || maxPerWithdrawal.n > 1) fail('a withdrawal was paid out more than once');
+    if (orphanPayouts.n) fail(`${orphanPayouts.n} payouts without a withdrawal`);
+    if (completedUnpaid.n) fail(`${completedUnpaid.n} completed withdrawals without a payout`);
+    if (unsent.n) fail(`${unsent.n} pending withdrawals never sent after recovery`);
+    // The sandbox's callback route moves its record of the payout before the withdrawal: a withdrawal whose
+    // amount came back has a payout the provider cancelled or rejected, never one it made.
+    if (paidButReturned.n) fail(`${paidButReturned.n} withdrawals returned to the seller whose payout the provider made`);
+  }
 
-  // Every status change produced its event: the outbox's postbacks of each sale against its status history.
+  // Every status change produced its event: the outbox's postbacks of each sale against its status history
+  // (a refund's own postbacks, refund.status_changed on the same channel, follow the refund, not the sale).
   const [saleEvents] = await q(`
     WITH changes AS (
       SELECT c.sale_id, coalesce(c.previous_status, '-') || '>' || c.status AS move, count(*) AS n
@@ -459,7 +766,7 @@ async function checks(db, databaseUrl, receiver) {
        WHERE s.postback_url IS NOT NULL AND NOT (${ANSWERED_CREATION}) GROUP BY 1, 2),
     events AS (
       SELECT substring(aggregate_key FROM 6)::int AS sale_id, coalesce(payload->>'previousStatus', '-') || '>' || (payload->>'status') AS move, count(*) AS n
-        FROM outbox_events WHERE channel = 'SALE_POSTBACK' GROUP BY 1, 2)
+        FROM outbox_events WHERE channel = 'SALE_POSTBACK' AND event_type <> 'refund.status_changed' GROUP BY 1, 2)
     SELECT (SELECT coalesce(sum(n), 0) FROM changes)::int AS changes, (SELECT coalesce(sum(n), 0) FROM events)::int AS events,
            count(*) FILTER (WHERE coalesce(c.n, 0) > coalesce(e.n, 0))::int AS missing,
            count(*) FILTER (WHERE coalesce(e.n, 0) > coalesce(c.n, 0))::int AS extra
@@ -530,10 +837,44 @@ async function main() {
   const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim();
   console.log(`chaos: ${os.cpus().length} cores, node ${process.version}, commit ${commit || '?'}, ${started.toISOString()}, database ${databaseName}, service ${settings.fromSource ? 'src/main.ts (ts-node)' : 'dist/src/main.js'}`);
   console.log(`chaos: ${settings.kills} kills about every ${settings.killEveryMs} ms, pg_terminate_backend about every ${settings.pgTerminateEveryMs || '∞'} ms, ${settings.concurrency} clients, ${settings.sellers} sellers`);
+  if (!['sandbox', 'efi'].includes(settings.payouts)) throw new Error(`CHAOS_PAYOUTS must be sandbox or efi, not ${settings.payouts}`);
+  if (efi) console.log('chaos: payouts through Efí (PAYOUT_PROVIDER=efi) and PIX through the API Pix (PIX_PROVIDER=api-pix), both at the simulator');
   await prepareDatabase(databaseUrl);
 
   const receiver = await startReceiver();
   const port = await freePort();
+  // efi mode: the sellers' CPFs (each withdraws to the key of its own), and the simulator that owns them.
+  const cpfs = Array.from({ length: settings.sellers }, () => randomCpf());
+  let launcher = null;
+  let efiEnv = {};
+  if (efi) {
+    const clientId = 'gateway-chaos';
+    const clientSecret = crypto.randomBytes(16).toString('hex');
+    const receiverKey = crypto.randomUUID();
+    const keyOwners = Object.fromEntries(cpfs.map((cpf, i) => [cpf, { nome: `Loja Chaos ${i}`, cpf }]));
+    keyOwners[SOMEONE_ELSES_KEY] = { nome: 'Outra Pessoa', cpf: '11144477735' };
+    launcher = await startLauncher({ CHAOS_EFI_CLIENT_ID: clientId, CHAOS_EFI_CLIENT_SECRET: clientSecret, CHAOS_EFI_RECEIVER_KEY: receiverKey, CHAOS_EFI_KEY_OWNERS: JSON.stringify(keyOwners) });
+    console.log(`chaos: simulator at ${launcher.baseUrl} (control ${launcher.controlUrl})`);
+    efiEnv = {
+      // SANDBOX_CLOCK_MOVES_REAL_RECORDS is refused with NODE_ENV=production.
+      NODE_ENV: 'test',
+      PIX_PROVIDER: 'api-pix',
+      PAYOUT_PROVIDER: 'efi',
+      API_PIX_BASE_URL: launcher.baseUrl,
+      API_PIX_TOKEN_URL: launcher.tokenUrl,
+      API_PIX_CLIENT_ID: clientId,
+      API_PIX_CLIENT_SECRET: clientSecret,
+      API_PIX_CERT_FILE: launcher.clientCertFile,
+      API_PIX_KEY_FILE: launcher.clientKeyFile,
+      API_PIX_CA_FILE: launcher.caFile,
+      API_PIX_RECEIVER_KEY: receiverKey,
+      API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}/psp/notifications/${crypto.randomBytes(16).toString('hex')}`,
+      API_PIX_RECONCILE_SECONDS: '5',
+      API_PIX_TIMEOUT_MS: '2000',
+      EFI_SEND_ID_PREFIX,
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
+    };
+  }
   const serviceEnv = {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
@@ -549,6 +890,7 @@ async function main() {
     QUEUE_LOCK_DURATION_MS: '3000',
     POSTBACK_RETRY_SCHEDULE_SECONDS: '1,2,3,5,8,13,21,34,55',
     LOG_LEVEL: env.CHAOS_LOG_LEVEL || 'warn',
+    ...efiEnv,
   };
   const service = serviceController(port, serviceEnv);
   const maintenance = await pgClient(maintenanceUrl.toString());
@@ -559,20 +901,43 @@ async function main() {
   try {
     await service.start();
     const base = `http://127.0.0.1:${port}`;
-    const state = { base, receiverUrl: receiver.url, sellers: [], stopping: false, down: false, startedAt: Date.now(), firstDriverError: null };
+    const state = { base, receiverUrl: receiver.url, launcher, sellers: [], stopping: false, down: false, startedAt: Date.now(), firstDriverError: null };
+    if (efi) {
+      // Efí refuses a send from a key without a webhook: the service registers it at boot.
+      const deadline = Date.now() + 30_000;
+      while (!(await launcher.state()).webhook) {
+        if (Date.now() > deadline) throw new Error('the service did not register its webhook at the simulator within 30 s');
+        await sleep(200);
+      }
+    }
 
     // Sellers, each with cashouts on, a withdrawal webhook, and money to cash out.
     for (let i = 0; i < settings.sellers; i += 1) {
       const admin = { 'x-admin-token': ADMIN_TOKEN };
-      const created = await call(base, 'POST', '/admin/sellers', { name: `Loja Chaos ${i}`, email: `chaos${i}-${Date.now()}@example.com`, permissions: { transferEnabled: true } }, admin);
+      const document = efi ? { document: { type: 'cpf', number: cpfs[i] } } : {};
+      const created = await call(base, 'POST', '/admin/sellers', { name: `Loja Chaos ${i}`, email: `chaos${i}-${Date.now()}@example.com`, permissions: { transferEnabled: true }, ...document }, admin);
       if (created.status !== 201) throw new Error(`seller not created: ${created.status} ${JSON.stringify(created.body)}`);
-      const seller = { id: created.body.seller.id, keys: { 'x-api-public-key': created.body.credentials.publicKey, 'x-api-private-key': created.body.credentials.privateKey }, schedulerDays: 0 };
+      const seller = { id: created.body.seller.id, keys: { 'x-api-public-key': created.body.credentials.publicKey, 'x-api-private-key': created.body.credentials.privateKey }, schedulerDays: 0, cpf: cpfs[i] };
       const hook = await call(base, 'POST', `/admin/sellers/${seller.id}/webhooks`, { url: `${receiver.url}/webhooks/${seller.id}`, type: 'WITHDRAWAL' }, admin);
       if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${JSON.stringify(hook.body)}`);
-      const funding = await call(base, 'POST', '/api/sales', { ...saleBody('TRANSFER'), amount: 50_000_000, items: [{ title: 'Aporte', unitPrice: 50_000_000, quantity: 1, tangible: false }], postbackUrl: `${receiver.url}/postbacks/${seller.id}` }, seller.keys);
+      const funding = await call(base, 'POST', '/api/sales', { ...saleBody(efi ? 'PIX' : 'TRANSFER'), amount: 50_000_000, items: [{ title: 'Aporte', unitPrice: 50_000_000, quantity: 1, tangible: false }], postbackUrl: `${receiver.url}/postbacks/${seller.id}` }, seller.keys);
       if (funding.status !== 201) throw new Error(`funding sale not created: ${funding.status} ${JSON.stringify(funding.body)}`);
-      const confirmed = await call(base, 'POST', `/api/sandbox/sales/${funding.body.sale.id}/events`, { event: 'PAYMENT_CONFIRMED' }, seller.keys);
-      if (confirmed.status !== 200) throw new Error(`funding sale not confirmed: ${confirmed.status}`);
+      if (efi) {
+        // Paid at the PSP, where the payouts leave from.
+        const found = await call(base, 'GET', `/api/transactions/${funding.body.sale.id}`, undefined, seller.keys);
+        const paid = await launcher.pay(funding.body.sale.externalTransactionId ?? found.body?.externalTransactionId);
+        if (paid.status !== 200) throw new Error(`funding sale not paid at the PSP: ${paid.status} ${JSON.stringify(paid.body)}`);
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const balance = await call(base, 'GET', '/api/public/balance', undefined, seller.keys);
+          if (balance.status === 200 && balance.body.available > 0) break;
+          if (Date.now() > deadline) throw new Error(`funding sale paid at the PSP but not available within 30 s: ${JSON.stringify(balance.body)}`);
+          await sleep(200);
+        }
+      } else {
+        const confirmed = await call(base, 'POST', `/api/sandbox/sales/${funding.body.sale.id}/events`, { event: 'PAYMENT_CONFIRMED' }, seller.keys);
+        if (confirmed.status !== 200) throw new Error(`funding sale not confirmed: ${confirmed.status}`);
+      }
       state.sellers.push(seller);
     }
 
@@ -615,6 +980,8 @@ async function main() {
     const recoveryStarted = Date.now();
     let pending = -1;
     let stuck = -1;
+    // efi mode: no withdrawal open, no send EM_PROCESSAMENTO at the PSP, every Pix it received known to the service.
+    let efiOpen = { withdrawals: 0, sends: 0, pixUnrecorded: 0 };
     while (Date.now() - recoveryStarted < settings.recoveryTimeoutMs) {
       for (const seller of state.sellers) {
         const run = await call(base, 'POST', '/api/sandbox/scheduler/run', {}, seller.keys);
@@ -625,11 +992,13 @@ async function main() {
         await db.query(`SELECT (SELECT count(*) FROM outbox_events WHERE status = 'PENDING')::int AS pending,
                                (SELECT count(*) FROM sales WHERE status = 'EM_PROCESSAMENTO')::int AS stuck`)
       ).rows;
-      if (pending === 0 && stuck === 0) break;
+      if (efi) efiOpen = await efiOpenWork(db, launcher);
+      if (pending === 0 && stuck === 0 && efiOpen.withdrawals === 0 && efiOpen.sends === 0 && efiOpen.pixUnrecorded === 0) break;
       await sleep(1000);
     }
     const recoverySeconds = (Date.now() - recoveryStarted) / 1000;
-    console.log(`chaos: recovery took ${recoverySeconds.toFixed(1)} s (outbox PENDING ${pending}, sales EM_PROCESSAMENTO ${stuck})`);
+    const efiRecovery = efi ? `, withdrawals PENDING or PROCESSING ${efiOpen.withdrawals}, sends EM_PROCESSAMENTO at the PSP ${efiOpen.sends}, Pix received unknown to the service ${efiOpen.pixUnrecorded}` : '';
+    console.log(`chaos: recovery took ${recoverySeconds.toFixed(1)} s (outbox PENDING ${pending}, sales EM_PROCESSAMENTO ${stuck}${efiRecovery})`);
     await sleep(500); // the receiver's last answers
     await service.stop();
 
@@ -639,7 +1008,7 @@ async function main() {
       `${counts['pg_terminate_backend rounds'] ?? 0} pg_terminate_backend rounds killing ${counts['PostgreSQL backends terminated'] ?? 0} backends, ${service.lives()} service lives`);
     for (const key of Object.keys(counts).sort()) console.log(`  ${key}: ${counts[key]}`);
 
-    ({ failures, figures } = await checks(db, databaseUrl, receiver));
+    ({ failures, figures } = await checks(db, databaseUrl, receiver, launcher));
     Object.assign(figures, {
       kills: counts.SIGKILLs ?? 0,
       backendsTerminated: counts['PostgreSQL backends terminated'] ?? 0,
@@ -653,6 +1022,7 @@ async function main() {
     });
   } finally {
     await service.stop().catch(() => undefined);
+    if (launcher) await launcher.stop().catch(() => undefined);
     await receiver.close();
     if (db) await db.end().catch(() => undefined);
     if (settings.keepDatabase) console.log(`chaos: kept database ${databaseName}`);
@@ -666,7 +1036,10 @@ async function main() {
   figures.failures = failures;
   console.log(`\nchaos-figures ${JSON.stringify(figures)}`);
   if (failures.length === 0) {
-    console.log('\nchaos: PASS: the ledger verifies to zero, no sale left in processing, one charge and one payout per reference at most, every status change has its event, every event delivered and received');
+    const payouts = efi
+      ? 'one send per withdrawal at most at Efí, every completed withdrawal paid once for its net amount, none left open'
+      : 'one charge and one payout per reference at most';
+    console.log(`\nchaos: PASS: the ledger verifies to zero, no sale left in processing, ${payouts}, every status change has its event, every event delivered and received`);
     return 0;
   }
   console.log('\nchaos: FAIL');

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { CteStatement } from '../database/cte-statement';
 import { Lease } from '../database/leases';
 import { PlainRows } from '../database/plain-rows';
+import { Cents } from '../domain/money';
 import { WithdrawalStatus } from '../domain/withdrawal-status';
 import { WithdrawalEntity } from './entities/withdrawal.entity';
 
@@ -97,12 +98,14 @@ export class CashoutRepository {
   async updateStatusIfCurrent(
     id: number,
     expected: WithdrawalStatus,
-    changes: { status: WithdrawalStatus; processedAt: Date | null },
+    changes: { status: WithdrawalStatus; processedAt: Date | null; failureReason?: string | null; providerAmountCents?: Cents },
     manager: EntityManager,
   ): Promise<boolean> {
     const [, affected]: [unknown, number] = await manager.query(
-      'UPDATE withdrawals SET status = $3, processed_at = $4, updated_at = now() WHERE id = $1 AND status = $2',
-      [id, expected, changes.status, changes.processedAt],
+      `UPDATE withdrawals SET status = $3, processed_at = $4, failure_reason = COALESCE($5, failure_reason),
+              provider_amount_cents = COALESCE($6::bigint, provider_amount_cents), updated_at = now()
+        WHERE id = $1 AND status = $2`,
+      [id, expected, changes.status, changes.processedAt, changes.failureReason ?? null, changes.providerAmountCents ?? null],
     );
     if (affected !== 1) return false;
     await this.recordStatus(id, expected, changes.status, manager);
@@ -123,6 +126,15 @@ export class CashoutRepository {
   }
 
   /** A page of the seller's withdrawals, newest first, with the total count. */
+  /** The withdrawals of `provider` asked for in [from, to) (reconciliation with the provider's list), oldest first. */
+  async ofProviderBetween(provider: string, from: Date, to: Date): Promise<WithdrawalEntity[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.manager.query(
+      'SELECT * FROM withdrawals WHERE provider = $1 AND created_at >= $2 AND created_at < $3 ORDER BY id',
+      [provider, from, to],
+    );
+    return rows.map((row) => this.rows.hydrate(row));
+  }
+
   async page(sellerId: number, page: number, limit: number): Promise<{ rows: WithdrawalEntity[]; total: number }> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
       'SELECT * FROM withdrawals WHERE seller_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3',

@@ -114,9 +114,14 @@ export class CashoutService implements OnModuleInit {
       throw new DomainError('MINIMUM_VALUE', `The cashout must be more than its fees of ${centsToReaisString(fees.totalCents)} reais`);
     }
 
+    const provider = this.providers.forNew('PAYOUT');
+    if (!profile.payee && this.providers.payout(provider, 'A new withdrawal').requiresPayeeDocument) {
+      // The provider sends only to a key of the seller's own document (the safeguard against an account taken over).
+      throw new DomainError('TRANSFER_NOT_ALLOWED', `Cashouts are paid only to a Pix key of the account's own CPF or CNPJ, and this account has no document on record: ask the platform to add it`);
+    }
     const draft: Partial<WithdrawalEntity> & Pick<WithdrawalEntity, 'provider'> = {
       sellerId,
-      provider: this.providers.forNew('PAYOUT'),
+      provider,
       status: 'PENDING',
       amountCents,
       feeFixedCents: fees.fixedCents,
@@ -184,10 +189,26 @@ export class CashoutService implements OnModuleInit {
     return this.withdrawals.hydrate(row);
   }
 
+  /** The withdrawals of a payout provider asked for in [from, to), and those by id (reconciliation). */
+  ofProviderBetween(provider: string, from: Date, to: Date): Promise<WithdrawalEntity[]> {
+    return this.withdrawals.ofProviderBetween(provider, from, to);
+  }
+
+  findById(id: number): Promise<WithdrawalEntity | null> {
+    return this.withdrawals.findById(id);
+  }
+
   async lookup(sellerId: number, id: number): Promise<WithdrawalLookupResponse> {
     const withdrawal = await this.withdrawals.findById(id);
     this.assertOwned(withdrawal, sellerId, id);
     return toWithdrawalLookup(withdrawal);
+  }
+
+  /** The seller's withdrawal as the dashboard shows it: the lookup, the provider's id of the payout (the Pix's end-to-end id) and why it failed. */
+  async dashboardView(sellerId: number, id: number): Promise<WithdrawalLookupResponse & { payoutId: string | null; failureReason: string | null }> {
+    const withdrawal = await this.withdrawals.findById(id);
+    this.assertOwned(withdrawal, sellerId, id);
+    return { ...toWithdrawalLookup(withdrawal), payoutId: withdrawal.externalId, failureReason: withdrawal.failureReason };
   }
 
   /** A page of the seller's withdrawals, newest first (spec 2.10 with updatedAt). */
@@ -261,10 +282,11 @@ export class CashoutService implements OnModuleInit {
     if (current.externalId !== null) return reference;
     const payouts = this.providers.payout(current.provider, `Withdrawal ${id}`);
     if (event === 'CANCELLED' || event === 'REJECTED') {
+      if (!payouts.cancelPayout) throw new Error(`The payout provider ${current.provider} cannot cancel a payout`);
       await payouts.cancelPayout(reference);
     } else {
       const known = await payouts.findPayout(reference);
-      if (known) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
+      if (known?.externalId) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
       else await this.requestPayout(current);
     }
     return reference;
@@ -276,10 +298,13 @@ export class CashoutService implements OnModuleInit {
    */
   async applyEvent(sellerId: number, id: number, event: WithdrawalEvent): Promise<WithdrawalLookupResponse> {
     const profile = await this.sellers.withdrawalProfile(sellerId);
+    // Why the provider rejected or cancelled it, as its record says (kept with the failure), read before the transaction.
+    const current = event === 'REJECTED' || event === 'CANCELLED' ? await this.withdrawals.findById(id) : null;
+    const said = current ? await this.providers.payout(current.provider, `Withdrawal ${id}`).findPayout(payoutReference(id)) : null;
     const after = await this.dataSource.transaction(async (manager) => {
       const withdrawal = await this.withdrawals.findByIdForUpdate(id, manager);
       this.assertOwned(withdrawal, sellerId, id);
-      return this.applyMoves(manager, withdrawal, [event], profile.user);
+      return this.applyMoves(manager, withdrawal, [event], profile.user, { reason: said?.reason ?? null });
     });
     return toWithdrawalLookup(after);
   }
@@ -287,23 +312,27 @@ export class CashoutService implements OnModuleInit {
   /**
    * A payout at the withdrawal's provider (the skeleton of src/providers/provider-operation.ts), under the
    * withdrawal's reference (payoutReference, the same on every try: the provider pays a reference at most
-   * once, and answers a reference it has with the payout it registered); its answer applied
-   * (applyPayoutResult: the provider's id recorded). A refusal (the provider cancelled or rejected the
-   * reference) moves nothing here: its callback, or the recovery job's look-up, moves the withdrawal and
-   * returns the money.
+   * once, and answers a reference it has with the payout it registered), to the seller's key with the
+   * seller's own document (a provider that checks the key's owner refuses another's); its answer applied
+   * (applyPayoutResult: the provider's id recorded, PROCESSING where the provider says the Pix is on its
+   * way). A refusal is settled by a look-up (refusedPayout).
    */
-  private readonly payoutAtProvider: ProviderOperation<WithdrawalEntity, PayoutReceipt> = {
+  private readonly payoutAtProvider: ProviderOperation<{ withdrawal: WithdrawalEntity; payee: WithdrawalProfile['payee'] }, PayoutReceipt> = {
     name: 'payout',
-    provider: (withdrawal) => withdrawal.provider,
-    reference: (withdrawal) => payoutReference(withdrawal.id),
-    call: (withdrawal) =>
-      this.providers
-        .payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`)
-        .requestPayout({ reference: payoutReference(withdrawal.id), netAmountCents: withdrawal.netAmountCents, pixKey: withdrawal.pixKey, pixKeyType: withdrawal.pixKeyType }),
-    apply: async (withdrawal, receipt) => {
-      await this.applyPayoutResult(withdrawal, { status: 'PENDING', externalId: receipt.externalId, reason: null });
+    provider: ({ withdrawal }) => withdrawal.provider,
+    reference: ({ withdrawal }) => payoutReference(withdrawal.id),
+    call: ({ withdrawal, payee }) =>
+      this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({
+        reference: payoutReference(withdrawal.id),
+        netAmountCents: withdrawal.netAmountCents,
+        pixKey: withdrawal.pixKey,
+        pixKeyType: withdrawal.pixKeyType,
+        payee,
+      }),
+    apply: async ({ withdrawal }, receipt) => {
+      await this.applyPayoutResult(withdrawal, { status: receipt.status, externalId: receipt.externalId, reason: null });
     },
-    fail: async () => undefined,
+    fail: ({ withdrawal }, reason) => this.refusedPayout(withdrawal, reason),
   };
 
   /**
@@ -311,9 +340,39 @@ export class CashoutService implements OnModuleInit {
    * answer that does not come throws: the queue retries, then the recovery job asks.
    */
   private async requestPayout(withdrawal: WithdrawalEntity): Promise<boolean> {
-    const outcome = await runOperation(this.payoutAtProvider, withdrawal);
+    const { payee } = await this.sellers.withdrawalProfile(withdrawal.sellerId);
+    const outcome = await runOperation(this.payoutAtProvider, { withdrawal, payee });
     if (outcome.kind === 'unknown') throw new Error(`Payout ${payoutReference(withdrawal.id)} got no answer from ${withdrawal.provider}; asked again later`);
     return outcome.kind === 'answered';
+  }
+
+  /**
+   * A payout the provider refused. One it has under the reference (it cancelled or rejected it) is moved
+   * by its callback, or the recovery job's look-up, as before; with nothing there, the refusal itself is
+   * its last word (Efí's refusals of a send): the withdrawal fails with the provider's reason and its
+   * money goes back to available.
+   */
+  private async refusedPayout(withdrawal: WithdrawalEntity, reason: string): Promise<void> {
+    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
+    if (!known) await this.applyPayoutResult(withdrawal, { status: 'REJECTED', externalId: null, reason: reason.slice(0, 500) });
+  }
+
+  /**
+   * A provider's notification naming the payout of `reference` (the intake's worker, src/intake): only a
+   * look-up moves the withdrawal; `note`, the notification's words about it, is kept only as the reason of
+   * a rejection the look-up confirms. 'unknown' when no withdrawal of that provider has the reference or the
+   * provider has no such payout (a forged notification: nothing changes, the caller counts it);
+   * 'disagrees' when the provider says of it what no move can bring the withdrawal to (left to an operator).
+   */
+  async settleNotifiedPayout(provider: string, reference: string, note: string | null = null): Promise<'settled' | 'unknown' | 'disagrees'> {
+    const id = /^[1-9][0-9]{0,9}$/.test(reference) ? Number(reference) : null;
+    const withdrawal = id === null ? null : await this.withdrawals.findById(id);
+    if (!withdrawal || withdrawal.provider !== provider) return 'unknown';
+    const known = await this.providers.payout(provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
+    if (!known) return 'unknown';
+    // The notification's words only name why a payout the look-up says was rejected failed (Efí's look-up does not say).
+    const said = known.status === 'REJECTED' && note ? { ...known, reason: note } : known;
+    return (await this.applyPayoutResult(withdrawal, said)) === null ? 'disagrees' : 'settled';
   }
 
   /** One open withdrawal settled with its provider by the recovery job: sent again, recovered (recorded or moved), or null for nothing done. */
@@ -346,7 +405,7 @@ export class CashoutService implements OnModuleInit {
     const planned = withdrawalCatchUp(withdrawal.status, result.status);
     if (planned === null) return this.disagreement(withdrawal, result);
     if (planned.length === 0) {
-      await this.withdrawals.setExternalIdIfUnset(withdrawal.id, result.externalId);
+      if (result.externalId) await this.withdrawals.setExternalIdIfUnset(withdrawal.id, result.externalId);
       return 0;
     }
     const profile = await this.sellers.withdrawalProfile(withdrawal.sellerId);
@@ -355,8 +414,8 @@ export class CashoutService implements OnModuleInit {
       // Read again under lock: a callback may have moved it since.
       const events = withdrawalCatchUp(locked.status, result.status);
       if (events === null) return this.disagreement(locked, result);
-      await this.withdrawals.setExternalIdIfUnset(locked.id, result.externalId, manager);
-      await this.applyMoves(manager, locked, events, profile.user);
+      if (result.externalId) await this.withdrawals.setExternalIdIfUnset(locked.id, result.externalId, manager);
+      await this.applyMoves(manager, locked, events, profile.user, result);
       if (events.length > 0) {
         this.logger.log({ withdrawalId: locked.id, from: locked.status, events, reason: result.reason }, 'Withdrawal brought to what its payout provider says');
       }
@@ -378,12 +437,23 @@ export class CashoutService implements OnModuleInit {
    * its balanced ledger posting and its webhook (spec 6.2). Every move of a withdrawal after its request
    * is made here, whether its callback came or the recovery job learned it by asking.
    */
-  private async applyMoves(manager: EntityManager, withdrawal: WithdrawalEntity, events: readonly WithdrawalEvent[], user: WithdrawalProfile['user']): Promise<WithdrawalEntity> {
+  private async applyMoves(
+    manager: EntityManager,
+    withdrawal: WithdrawalEntity,
+    events: readonly WithdrawalEvent[],
+    user: WithdrawalProfile['user'],
+    said: Pick<PayoutResult, 'reason' | 'amountCents'> = { reason: null },
+  ): Promise<WithdrawalEntity> {
     let current = withdrawal;
     for (const event of events) {
       const next = nextWithdrawalStatus(current.status, event);
       const final = next !== 'PROCESSING';
-      if (!(await this.withdrawals.updateStatusIfCurrent(current.id, current.status, { status: next, processedAt: final ? new Date() : null }, manager))) {
+      // What the provider said is kept with the move it made: why a payout failed, what it sent.
+      const evidence = {
+        ...(next === 'FAILED' || next === 'CANCELLED' ? { failureReason: said.reason?.slice(0, 500) ?? null } : {}),
+        ...(next === 'COMPLETED' && said.amountCents !== undefined ? { providerAmountCents: said.amountCents } : {}),
+      };
+      if (!(await this.withdrawals.updateStatusIfCurrent(current.id, current.status, { status: next, processedAt: final ? new Date() : null, ...evidence }, manager))) {
         throw new DomainError('CONFLICT', `Withdrawal ${current.id} was changed by another request; retry`);
       }
       const effect = withdrawalLedgerEffect(
@@ -391,13 +461,18 @@ export class CashoutService implements OnModuleInit {
         { amountCents: current.amountCents, feeCents: current.feeTotalCents, netAmountCents: current.netAmountCents },
         current.status,
       );
-      if (effect) await this.ledger.post(manager, [{ sellerId: current.sellerId, referenceType: 'WITHDRAWAL', referenceId: current.id, effect, provider: current.provider }]);
+      if (effect) await this.ledger.post(manager, [{ sellerId: current.sellerId, referenceType: 'WITHDRAWAL', referenceId: current.id, effect, provider: this.holderOf(current) }]);
       current = (await this.withdrawals.findById(current.id, manager)) as WithdrawalEntity;
       if (ANNOUNCED.has(next)) {
         await this.notifications.enqueueWithdrawalWebhooks(manager, current.sellerId, current.id, toWithdrawalWebhook(current, user));
       }
     }
     return current;
+  }
+
+  /** The provider whose account a withdrawal's money leaves from (its own, or the one its payout provider pays from): its ledger's provider accounts. */
+  private holderOf(withdrawal: WithdrawalEntity): string {
+    return this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).paysFrom ?? withdrawal.provider;
   }
 
   /** After the commit, not awaited: a Redis outage must not hold the request; the recovery job covers a lost job. */

@@ -90,6 +90,10 @@ export class AppConfig {
         : null,
     };
   }
+  /** Efí's Pix send (PAYOUT_PROVIDER=efi), on the API Pix connection. */
+  get efi(): { sendVersion: 'v2' | 'v3'; sendIdPrefix: string; sendsAtOnce: number } {
+    return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE };
+  }
   /** Whether subscriptions can ask for Pix Automático: always in the sandbox; under api-pix once the receiving account is set. */
   get automaticPixAvailable(): boolean {
     return this.pixProvider === 'sandbox' || this.apiPix.receiverAccount !== null;

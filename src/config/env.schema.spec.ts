@@ -48,4 +48,16 @@ describe('API Pix configuration (issue 21)', () => {
     expect(reason({ ...valid, API_PIX_INBOX_MAX: '99' })).toBe('Invalid configuration: API_PIX_INBOX_MAX must be a whole number of ids, 100 to 1000000');
     expect(reason({ ...valid, API_PIX_INBOX_MAX: '100' })).toBeNull();
   });
+
+  it('payouts through Efí (issue 38): on the API Pix connection only, each EFI_* value checked', () => {
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi' })).toBeNull();
+    expect(reason({ PAYOUT_PROVIDER: 'efi' })).toBe(
+      'Invalid configuration: PAYOUT_PROVIDER=efi requires PIX_PROVIDER=api-pix configured against Efí (the same host, OAuth client, certificate and receiver key)',
+    );
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SEND_VERSION: 'v4' })).toBe('Invalid configuration: EFI_SEND_VERSION must be v2 or v3');
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SEND_ID_PREFIX: 'GW-SAQUE' })).toMatch(/^Invalid configuration: EFI_SEND_ID_PREFIX must be 1 to 20 letters or digits/);
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SEND_ID_PREFIX: 'A'.repeat(21) })).toMatch(/^Invalid configuration: EFI_SEND_ID_PREFIX/);
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SENDS_AT_ONCE: '0' })).toBe('Invalid configuration: EFI_SENDS_AT_ONCE must be a whole number, 1 to 20');
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SENDS_AT_ONCE: '3', EFI_SEND_VERSION: 'v2', EFI_SEND_ID_PREFIX: 'Loja1' })).toBeNull();
+  });
 });

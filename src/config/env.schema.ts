@@ -172,6 +172,26 @@ export class EnvironmentVariables {
   @Max(60_000, { message: 'API_PIX_TIMEOUT_MS must be a whole number of milliseconds, 100 to 60000' })
   API_PIX_TIMEOUT_MS = 10_000;
 
+  /**
+   * PAYOUT_PROVIDER=efi: the version segment of Efí's send path (PUT /v3/gn/pix/{idEnvio}; /v2 in its
+   * older docs and SDKs). The look-ups and the list stay under /v2 (docs/going-live.md).
+   */
+  @Transform(emptyToUndefined)
+  @IsIn(['v2', 'v3'], { message: 'EFI_SEND_VERSION must be v2 or v3' })
+  EFI_SEND_VERSION: 'v2' | 'v3' = 'v3';
+
+  /** PAYOUT_PROVIDER=efi: the letters every idEnvio starts with, before the withdrawal's id (so that the gateway's sends are told from others of the account). */
+  @Transform(emptyToUndefined)
+  @Matches(/^[A-Za-z][A-Za-z0-9]{0,19}$/, { message: 'EFI_SEND_ID_PREFIX must be 1 to 20 letters or digits, starting with a letter' })
+  EFI_SEND_ID_PREFIX = 'GWSAQUE';
+
+  /** PAYOUT_PROVIDER=efi: how many sends may be on their way at once, across every instance (Efí asks for one at a time: simultaneous sends may fail on the balance). */
+  @Transform(toInteger)
+  @IsInt({ message: 'EFI_SENDS_AT_ONCE must be a whole number, 1 to 20' })
+  @Min(1, { message: 'EFI_SENDS_AT_ONCE must be a whole number, 1 to 20' })
+  @Max(20, { message: 'EFI_SENDS_AT_ONCE must be a whole number, 1 to 20' })
+  EFI_SENDS_AT_ONCE = 1;
+
   @Transform(toBoolean)
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   POSTBACK_ALLOW_PRIVATE_NETWORKS = false;
@@ -475,6 +495,10 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     throw new InvalidEnvironmentError('Invalid configuration: SANDBOX_CLOCK_MOVES_REAL_RECORDS cannot be true when NODE_ENV=production (the sandbox never moves a real record)');
   }
   checkApiPix(env);
+  if (env.PAYOUT_PROVIDER === 'efi' && env.PIX_PROVIDER !== 'api-pix') {
+    // Payouts leave from the account the Pix were received in: Efí's send rides on its API Pix connection.
+    throw new InvalidEnvironmentError('Invalid configuration: PAYOUT_PROVIDER=efi requires PIX_PROVIDER=api-pix configured against Efí (the same host, OAuth client, certificate and receiver key)');
+  }
   return env;
 }
 

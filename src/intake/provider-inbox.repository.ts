@@ -11,6 +11,8 @@ export interface InboxItem {
   objectId: string;
   /** How many notifications named it while it waited (a check is kept only if none came meanwhile). */
   notifications: number;
+  /** The provider's own words about it, when a notification said some (never what moves anything). */
+  note: string | null;
 }
 
 /** The waiting notifications are handed to one instance at a time for a minute (a process that dies lets them go). */
@@ -28,7 +30,7 @@ export class ProviderInboxRepository {
    * inbox of this kind past `max` (counted under a lock per provider and kind, so that two notifications
    * at once cannot both fit).
    */
-  async enqueue(provider: string, kind: string, objectIds: string[], max: number): Promise<boolean> {
+  async enqueue(provider: string, kind: string, objectIds: string[], max: number, notes: Array<string | null> = []): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('provider-inbox'), hashtext($1 || '/' || $2))`, [provider, kind]);
       const [{ fits }]: Array<{ fits: boolean }> = await manager.query(
@@ -39,9 +41,11 @@ export class ProviderInboxRepository {
       );
       if (!fits) return false;
       await manager.query(
-        `INSERT INTO provider_inbox (provider, kind, object_id) SELECT DISTINCT $1::varchar, $2::varchar, unnest($3::varchar[])
-         ON CONFLICT (provider, kind, object_id) DO UPDATE SET notifications = provider_inbox.notifications + 1, next_attempt_at = now()`,
-        [provider, kind, objectIds],
+        `INSERT INTO provider_inbox (provider, kind, object_id, note)
+         SELECT DISTINCT ON (t.id) $1::varchar, $2::varchar, t.id, left(t.note, 500) FROM unnest($3::varchar[], $4::varchar[]) AS t(id, note) ORDER BY t.id, t.note NULLS LAST
+         ON CONFLICT (provider, kind, object_id) DO UPDATE SET notifications = provider_inbox.notifications + 1, next_attempt_at = now(),
+                                                             note = COALESCE(EXCLUDED.note, provider_inbox.note)`,
+        [provider, kind, objectIds, objectIds.map((_, index) => notes[index] ?? null)],
       );
       return true;
     });
@@ -49,13 +53,13 @@ export class ProviderInboxRepository {
 
   /** Of these providers' ids, those due to be checked with their provider, the latest due first (a notification just come is not held behind a backlog), each leased for a minute. */
   async claim(providers: string[], limit: number): Promise<InboxItem[]> {
-    const rows = await INBOX_LEASE.claim<{ id: number; provider: string; kind: string; object_id: string; notifications: number }>(
+    const rows = await INBOX_LEASE.claim<{ id: number; provider: string; kind: string; object_id: string; notifications: number; note: string | null }>(
       this.dataSource,
       `SELECT id FROM provider_inbox WHERE provider = ANY($2::varchar[]) AND next_attempt_at <= now() AND ${INBOX_LEASE.free()} ORDER BY next_attempt_at DESC LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit, providers],
-      ['id', 'provider', 'kind', 'object_id', 'notifications'],
+      ['id', 'provider', 'kind', 'object_id', 'notifications', 'note'],
     );
-    return rows.map((row) => ({ id: row.id, provider: row.provider, kind: row.kind, objectId: row.object_id, notifications: row.notifications }));
+    return rows.map((row) => ({ id: row.id, provider: row.provider, kind: row.kind, objectId: row.object_id, notifications: row.notifications, note: row.note }));
   }
 
   /** A check done (or one that can never be made): the row dropped, unless another notification came meanwhile (then it is given back, to be checked again). */

@@ -26,13 +26,13 @@ export class ProviderIntakeMiddleware implements NestMiddleware {
     this.routes ??= new Map(this.intake.sources().flatMap(({ provider, source }) => source.paths.map(({ path, kind }) => [trimmed(path), { provider, source, kind }] as const)));
     const route = request.method === 'POST' ? this.routes.get(trimmed(request.originalUrl.split('?')[0])) : undefined;
     if (!route) return next();
-    const ids = route.source.parse(route.kind, request.body);
-    if (ids === null) {
+    const named = route.source.parse(route.kind, request.body);
+    if (named === null) {
       response.status(400).json({ type: 'about:blank', status: 400, ...route.source.expected(route.kind) });
       return;
     }
     try {
-      if (!(await this.intake.keep(route.provider, route.source, route.kind, ids))) {
+      if (!(await this.intake.keepAll(route.provider, route.source, route.kind, named))) {
         this.logger.warn({ provider: route.provider, kind: route.kind }, 'A provider notification inbox is full; answering 503 so that the notification is sent again');
         response.status(503).setHeader('Retry-After', String(INBOX_FULL_RETRY_AFTER_SECONDS));
         response.json({ type: 'about:blank', title: 'Try again later', status: 503, detail: 'Too many notifications waiting to be checked' });

@@ -1,11 +1,12 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ExclusiveJob } from '../common/jobs/exclusive-job';
-import { NotificationSource } from '../providers/notifications.port';
+import { NotificationSource, NotifiedObject } from '../providers/notifications.port';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { InboxItem, ProviderInboxRepository } from './provider-inbox.repository';
 
 /** Settles one notified object: asks its provider about it and applies what the provider reports. */
-export type Settle = (provider: string, objectId: string) => Promise<void>;
+/** Settles one notified object with its provider; `note` is what the notification said of it in the provider's words (text only, never trusted to move anything). */
+export type Settle = (provider: string, objectId: string, note: string | null) => Promise<void>;
 
 /** How many waiting ids one pass of the worker claims at a time. */
 const BATCH = 50;
@@ -46,10 +47,28 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
     return this.providers.configuredWith('notifications').map(({ name, adapter }) => ({ provider: name, source: adapter }));
   }
 
+  /**
+   * Keeps every object a notification names, grouped by provider and kind (false when one group would
+   * overfill its inbox: the groups kept before it stay, and checking them twice is harmless).
+   */
+  async keepAll(provider: string, source: NotificationSource, kind: string, named: NotifiedObject[]): Promise<boolean> {
+    const groups = new Map<string, { provider: string; kind: string; ids: string[]; notes: Array<string | null> }>();
+    for (const object of named) {
+      const group = { provider: object.provider ?? provider, kind: object.kind ?? kind };
+      const key = `${group.provider}\n${group.kind}`;
+      const known = groups.get(key) ?? { ...group, ids: [], notes: [] };
+      known.ids.push(object.id);
+      known.notes.push(object.note ?? null);
+      groups.set(key, known);
+    }
+    for (const group of groups.values()) if (!(await this.keep(group.provider, source, group.kind, group.ids, group.notes))) return false;
+    return true;
+  }
+
   /** Keeps a notification's ids (false, nothing kept, when they would overfill the inbox), then kicks the worker. */
-  async keep(provider: string, source: NotificationSource, kind: string, objectIds: string[]): Promise<boolean> {
+  async keep(provider: string, source: NotificationSource, kind: string, objectIds: string[], notes: Array<string | null> = []): Promise<boolean> {
     if (objectIds.length === 0) return true;
-    const kept = await this.inbox.enqueue(provider, kind, objectIds, source.inboxMax);
+    const kept = await this.inbox.enqueue(provider, kind, objectIds, source.inboxMax, notes);
     if (kept) this.kick();
     return kept;
   }
@@ -63,7 +82,9 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
     const sources = this.sources();
     if (sources.length === 0) return;
     for (const { provider, source } of sources) {
-      for (const { kind } of source.paths) if (!this.handlers.has(kind)) throw new Error(`The notifications of ${provider} name ${kind}, which nothing handles`);
+      for (const kind of [...source.paths.map((path) => path.kind), ...(source.alsoNames ?? [])]) {
+        if (!this.handlers.has(kind)) throw new Error(`The notifications of ${provider} name ${kind}, which nothing handles`);
+      }
     }
     for (const { provider, source } of sources) if (source.register) void this.register(provider, source);
     this.timers.push(setInterval(() => void this.run(), POLL_MS));
@@ -93,8 +114,9 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
 
   /** One batch: each id settled by its kind's handler, then dropped; one whose check fails is tried again later. How many were looked at. */
   private async drain(): Promise<number> {
-    // This instance's providers only: another instance, configured with others, settles theirs.
-    const providers = this.sources().map(({ provider }) => provider);
+    // This instance's providers only (those configured here: a source may name a sibling's objects, Efí's
+    // sends on the API Pix webhook); another instance, configured with others, settles theirs.
+    const providers = this.providers.configuredNames();
     if (providers.length === 0) return 0;
     const claimed = await this.inbox.claim(providers, BATCH);
     for (const item of claimed) await this.settle(item);
@@ -110,7 +132,7 @@ export class ProviderIntake implements OnApplicationBootstrap, OnApplicationShut
         await this.inbox.done(item);
         return;
       }
-      await settle(item.provider, item.objectId);
+      await settle(item.provider, item.objectId, item.note);
       await this.inbox.done(item);
     } catch (error) {
       this.logger.warn({ err: error, provider: item.provider, kind: item.kind, id: item.objectId }, 'A provider notification could not be checked with its provider; retrying later');

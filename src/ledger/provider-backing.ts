@@ -1,8 +1,9 @@
 import { DataSource } from 'typeorm';
 
-/** A sale held as paid whose provider has no record of its money, or whose returns differ from what the ledger booked. */
+/** A sale held as paid, or a withdrawal paid out, whose provider has no record of its money (or a sale whose returns differ from what the ledger booked). */
 export interface BackingProblem {
-  saleId: number;
+  /** "sale 12", "withdrawal 7". */
+  record: string;
   provider: string;
   problem: string;
 }
@@ -12,6 +13,8 @@ export interface BackingReport {
   heldAsPaid: Array<{ provider: string; sales: number; cents: number }>;
   /** A PSP's sales whose returns (the seller's refunds and the PSP's own) were compared with the ledger. */
   returnsCompared: { sales: number; returns: number; cents: number };
+  /** Withdrawals paid out (COMPLETED), by the provider that paid them. */
+  paidOut: Array<{ provider: string; withdrawals: number; cents: number }>;
   problems: BackingProblem[];
 }
 
@@ -26,6 +29,11 @@ export interface BackingReport {
  *   card charge it approved (sandbox_card_charges) or of the recurring charge it settled, of the sale's amount;
  * - any other provider's: its answer named on the sale (the provider's id for the payment,
  *   external_transaction_id), until a check of its own records is written here.
+ * Every withdrawal COMPLETED must be backed by a Pix its provider sent of its net amount: Efí's, the
+ * amount its look-up reported (provider_amount_cents, written with the move) and the send's end-to-end id;
+ * the sandbox's, its record of the payout (sandbox_payouts) paid for that amount (one completed before the
+ * sandbox kept its payouts' outcome: its id, unless its record says otherwise); any other provider's, its
+ * id for the payout (external_id).
  * And for a PSP's sales the returns must match the ledger: what the PSP holds for the sale (PSP_HOLDINGS)
  * is minus its amount plus every completed return, and what is in transit (REFUNDS_IN_TRANSIT) every
  * pending one. It reads the tables of the providers' evidence directly: an audit, read-only, run by the
@@ -66,16 +74,33 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
       FROM sales s
      WHERE s.provider = 'api-pix' AND s.completed_at IS NOT NULL`);
 
-  const problems: BackingProblem[] = held.filter((sale) => !sale.backed).map((sale) => ({ saleId: sale.id, provider: sale.holder, problem: sale.reason as string }));
+  const paid: Array<{ id: number; provider: string; net_amount_cents: string; backed: boolean; reason: string }> = await dataSource.query(`
+    SELECT w.id, w.provider, w.net_amount_cents,
+           CASE WHEN w.provider = 'efi' THEN w.external_id IS NOT NULL AND w.provider_amount_cents IS NOT DISTINCT FROM w.net_amount_cents
+                -- A withdrawal completed before the sandbox kept its payouts' outcome (issue 37) has no record or one still
+                -- ACCEPTED: backed by the sandbox's id for it, unless the record says otherwise.
+                WHEN w.provider = 'sandbox' THEN EXISTS (SELECT 1 FROM sandbox_payouts p WHERE p.reference = w.id::text AND p.status = 'COMPLETED' AND p.net_amount_cents = w.net_amount_cents)
+                                                OR (w.external_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sandbox_payouts p WHERE p.reference = w.id::text AND p.status <> 'ACCEPTED'))
+                ELSE w.external_id IS NOT NULL END AS backed,
+           CASE WHEN w.provider = 'efi' THEN 'no Pix sent by Efí of its net amount confirmed by a look-up (provider_amount_cents ' || COALESCE(w.provider_amount_cents::text, 'none') || ')'
+                WHEN w.provider = 'sandbox' THEN 'the sandbox has no record of its payout paid for its net amount'
+                ELSE 'paid out with no payout of its provider named' END AS reason
+      FROM withdrawals w
+     WHERE w.status = 'COMPLETED'`);
+
+  const problems: BackingProblem[] = [
+    ...held.filter((sale) => !sale.backed).map((sale) => ({ record: `sale ${sale.id}`, provider: sale.holder, problem: sale.reason as string })),
+    ...paid.filter((withdrawal) => !withdrawal.backed).map((withdrawal) => ({ record: `withdrawal ${withdrawal.id}`, provider: withdrawal.provider, problem: withdrawal.reason })),
+  ];
   let compared = { sales: 0, returns: 0, cents: 0 };
   for (const sale of returns) {
     const expectedHeld = -Number(sale.amount_cents) + Number(sale.completed);
     compared = { sales: compared.sales + 1, returns: compared.returns + Number(sale.returns), cents: compared.cents + Number(sale.completed) };
     if (Number(sale.held_delta) !== expectedHeld) {
-      problems.push({ saleId: sale.id, provider: 'api-pix', problem: `the ledger has ${sale.held_delta} cents of PSP_HOLDINGS for it; its amount less its completed returns is ${expectedHeld}` });
+      problems.push({ record: `sale ${sale.id}`, provider: 'api-pix', problem: `the ledger has ${sale.held_delta} cents of PSP_HOLDINGS for it; its amount less its completed returns is ${expectedHeld}` });
     }
     if (Number(sale.in_transit) !== Number(sale.pending)) {
-      problems.push({ saleId: sale.id, provider: 'api-pix', problem: `the ledger has ${sale.in_transit} cents of REFUNDS_IN_TRANSIT for it; its pending returns add up to ${sale.pending}` });
+      problems.push({ record: `sale ${sale.id}`, provider: 'api-pix', problem: `the ledger has ${sale.in_transit} cents of REFUNDS_IN_TRANSIT for it; its pending returns add up to ${sale.pending}` });
     }
   }
   const byHolder = new Map<string, { provider: string; sales: number; cents: number }>();
@@ -83,5 +108,10 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
     const figures = byHolder.get(sale.holder) ?? { provider: sale.holder, sales: 0, cents: 0 };
     byHolder.set(sale.holder, { ...figures, sales: figures.sales + 1, cents: figures.cents + Number(sale.amount_cents) });
   }
-  return { heldAsPaid: [...byHolder.values()], returnsCompared: compared, problems };
+  const byPayer = new Map<string, { provider: string; withdrawals: number; cents: number }>();
+  for (const withdrawal of paid) {
+    const figures = byPayer.get(withdrawal.provider) ?? { provider: withdrawal.provider, withdrawals: 0, cents: 0 };
+    byPayer.set(withdrawal.provider, { ...figures, withdrawals: figures.withdrawals + 1, cents: figures.cents + Number(withdrawal.net_amount_cents) });
+  }
+  return { heldAsPaid: [...byHolder.values()], returnsCompared: compared, paidOut: [...byPayer.values()], problems };
 }

@@ -48,7 +48,7 @@ export class MetricsService {
     });
     this.pixDifferences = new Counter({
       name: 'pix_reconciliation_differences_total',
-      help: "Differences between the PSP's records and the gateway's found by this instance: Pix that belonged to no payable sale (UNMATCHED, LATE, AMOUNT_MISMATCH, DUPLICATE), notifications of Pix the PSP does not have (FORGED_NOTIFICATION), returns the PSP did not make (RETURN_NOT_MADE)",
+      help: "Differences between the PSP's records and the gateway's found by this instance: Pix that belonged to no payable sale (UNMATCHED, LATE, AMOUNT_MISMATCH, DUPLICATE), notifications of Pix the PSP does not have (FORGED_NOTIFICATION), returns the PSP did not make (RETURN_NOT_MADE); of Pix sent: notifications of payouts the provider does not have (FORGED_PAYOUT_NOTIFICATION), sends the gateway did not make (SEND_UNKNOWN), withdrawals COMPLETED the PSP does not list (PAYOUT_NOT_AT_PSP), another amount (PAYOUT_AMOUNT_MISMATCH), a status that disagrees (PAYOUT_STATUS_MISMATCH)",
       labelNames: ['kind'],
       registers,
     });

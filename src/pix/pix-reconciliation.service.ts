@@ -9,6 +9,7 @@ import { SalesRepository } from '../sales/sales.repository';
 import { ReconciliationDifference, ReconciliationReport } from './dto/reconciliation.dto';
 import { PixReceiptsRepository } from './pix-receipts.repository';
 import { PixReceiptsService } from './pix-receipts.service';
+import { SentPixService } from './sent-pix.service';
 
 /** Each pass compares again this much before where the last one stopped: a Pix the PSP lists late is still seen. */
 const OVERLAP_MS = 10 * 60 * 1000;
@@ -26,13 +27,16 @@ export interface ReconciliationPass {
   returnsChecked: number;
   refundsChecked: number;
   chargesClosed: number;
+  /** Differences between the Pix sent and the withdrawals found by this pass (counted and logged). */
+  payoutDifferences: number;
 }
 
 /**
  * Reconciliation with the PSP: every API_PIX_RECONCILE_SECONDS, in one instance at a time (a lease on
  * the cursor), the Pix received since the last pass (GET /pix, every page) that the gateway has no
  * receipt of are applied as if notified, so a lost notification costs at most one interval; returns
- * and refunds still open are settled; the charges of cancelled sales are removed at the PSP. The
+ * and refunds still open are settled; the charges of cancelled sales are removed at the PSP; the Pix
+ * sent (payouts) are compared with the withdrawals (SentPixService). The
  * operator's report lists every difference between the PSP's records and the gateway's for a period.
  */
 @Injectable()
@@ -49,6 +53,7 @@ export class PixReconciliationService {
     private readonly providers: ProviderRegistry,
     private readonly intake: ProviderIntake,
     private readonly config: AppConfig,
+    private readonly sentPix: SentPixService,
   ) {}
 
   /** The API Pix PSP whose Pix are reconciled (this module is its intake). */
@@ -91,7 +96,12 @@ export class PixReconciliationService {
       const returnsChecked = await this.pix.settlePendingReturns();
       const refundsChecked = await this.refunds.retryPending();
       const chargesClosed = await this.closeCharges();
-      return { received: received.length, applied, withReturnsSwept, returnsChecked, refundsChecked, chargesClosed };
+      // The Pix sent: a failure to list them does not hold up what the Pix received settled above.
+      const payoutDifferences = await this.sentPix.reconcile(from, now).catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'Reconciliation could not compare the Pix sent with the withdrawals; the next pass tries again');
+        return 0;
+      });
+      return { received: received.length, applied, withReturnsSwept, returnsChecked, refundsChecked, chargesClosed, payoutDifferences };
     } finally {
       await this.receipts.releaseReconciliation(reached);
     }
@@ -144,18 +154,19 @@ export class PixReconciliationService {
    * PSP made on its own, booked against their sales.
    */
   async report(from: Date, to: Date): Promise<ReconciliationReport> {
-    const [received, receipts, paid, pspReturns] = await Promise.all([
+    const [received, receipts, paid, pspReturns, payouts] = await Promise.all([
       this.psp.listReceived(from, to),
       this.receipts.inPeriod(from, to),
       this.receipts.salesHeldAsPaid(this.psp.name, from, to),
       this.refunds.pspReturnsBetween(from, to),
+      this.sentPix.report(from, to),
     ]);
     const booked = new Set(receipts.map((receipt) => receipt.endToEndId));
     const atPsp = new Map(received.map((pix) => [pix.endToEndId, pix]));
     const notAtPsp: ReconciliationDifference[] = [];
     for (const sale of paid) {
       const detail = await this.missingAtPsp(sale, atPsp);
-      if (detail) notAtPsp.push({ kind: 'NOT_AT_PSP', endToEndId: sale.endToEndId, txid: null, saleId: sale.saleId, amount: sale.amountCents, returnStatus: null, detail });
+      if (detail) notAtPsp.push({ kind: 'NOT_AT_PSP', endToEndId: sale.endToEndId, txid: null, saleId: sale.saleId, withdrawalId: null, amount: sale.amountCents, returnStatus: null, detail });
     }
     const differences: ReconciliationDifference[] = [
       ...receipts
@@ -165,23 +176,26 @@ export class PixReconciliationService {
           endToEndId: receipt.endToEndId,
           txid: receipt.txid,
           saleId: receipt.saleId,
+          withdrawalId: null,
           amount: receipt.amountCents,
           returnStatus: receipt.returnStatus,
           detail: receipt.returnReason,
         })),
       ...received
         .filter((pix) => !booked.has(pix.endToEndId))
-        .map((pix) => ({ kind: 'NOT_BOOKED' as const, endToEndId: pix.endToEndId, txid: pix.txid, saleId: null, amount: pix.amountCents, returnStatus: null, detail: 'Received at the PSP, not yet applied' })),
+        .map((pix) => ({ kind: 'NOT_BOOKED' as const, endToEndId: pix.endToEndId, txid: pix.txid, saleId: null, withdrawalId: null, amount: pix.amountCents, returnStatus: null, detail: 'Received at the PSP, not yet applied' })),
       ...notAtPsp,
       ...pspReturns.map((returned) => ({
         kind: 'PSP_RETURN' as const,
         endToEndId: returned.endToEndId,
         txid: null,
         saleId: returned.saleId,
+        withdrawalId: null,
         amount: returned.amountCents,
         returnStatus: 'DEVOLVIDO' as const,
         detail: `Returned by the PSP on its own (${returned.nature ?? 'no natureza'}, id ${returned.pspReturnId}); booked against the sale`,
       })),
+      ...payouts,
     ];
     return {
       from: from.toISOString(),

@@ -4,6 +4,8 @@ import { LedgerModule } from '../ledger/ledger.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { ProvidersModule } from '../providers/providers.module';
+import { CashoutModule } from '../cashout/cashout.module';
+import { SentPixService } from './sent-pix.service';
 import { SalesModule } from '../sales/sales.module';
 import { PixAdminController } from './pix-admin.controller';
 import { PixReceiptsRepository } from './pix-receipts.repository';
@@ -16,8 +18,8 @@ import { PixScheduler } from './pix.scheduler';
  * found by reconciliation) applied or returned, reconciliation and its report for the operator.
  */
 @Module({
-  imports: [PaymentsModule, SalesModule, LedgerModule, ProvidersModule, MetricsModule, IntakeModule],
+  imports: [PaymentsModule, SalesModule, LedgerModule, ProvidersModule, MetricsModule, IntakeModule, CashoutModule],
   controllers: [PixAdminController],
-  providers: [PixReceiptsRepository, PixReceiptsService, PixReconciliationService, PixScheduler],
+  providers: [PixReceiptsRepository, PixReceiptsService, PixReconciliationService, PixScheduler, SentPixService],
 })
 export class PixModule {}

@@ -52,13 +52,24 @@ export interface ReceivedPix {
   returns: PixReturn[];
 }
 
-/** The PSP answered that it will not do what was asked (RFC 7807 problem, 4xx): retrying cannot help. */
+/** A PSP's refusal: an RFC 7807 problem (the BCB's API Pix), or a PSP's own error (Efí's `nome` and `mensagem`). */
+export interface PixProblem {
+  type?: string;
+  title?: string;
+  detail?: string;
+  nome?: string;
+  mensagem?: string;
+}
+
+/** The PSP answered that it will not do what was asked (4xx): retrying cannot help. */
 export class PixRequestRefusedError extends ProviderRefusedError {
   constructor(
     readonly status: number,
-    readonly problem: { type?: string; title?: string; detail?: string },
+    readonly problem: PixProblem,
   ) {
-    super(`The PSP refused the request (${status}): ${problem.title ?? problem.type ?? 'no reason given'}${problem.detail ? ` (${problem.detail})` : ''}`);
+    const what = problem.title ?? problem.nome ?? problem.type ?? 'no reason given';
+    const detail = problem.detail ?? problem.mensagem;
+    super(`The PSP refused the request (${status}): ${what}${detail ? ` (${detail})` : ''}`);
   }
 }
 

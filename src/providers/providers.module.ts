@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { Module } from '@nestjs/common';
+import Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
+import { REDIS_CLIENT } from '../redis/redis.module';
 import { ApiPixClient } from './api-pix/api-pix.client';
 import { ApiPixAutomaticProvider } from './api-pix/api-pix-automatic.provider';
 import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
 import { ApiPixNotifications } from './api-pix/api-pix.notifications';
+import { EFI, EfiPayoutProvider } from './efi/efi-payout.provider';
 import { PROVIDER_ADAPTERS, ProviderAdapters, ProviderRegistry } from './provider-registry';
 import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment.provider';
@@ -25,13 +28,15 @@ function apiPixClient(config: AppConfig): ApiPixClient {
     ca: settings.caFile ? readFileSync(settings.caFile) : null,
     timeoutMs: settings.timeoutMs,
     automaticPix: settings.receiverAccount !== null,
+    pixSend: config.providers.PAYOUT === EFI,
   });
 }
 
 /**
  * The providers this gateway can use, each by its name, gathered into the ProviderRegistry: the sandbox
  * (every port, in-process) and, when PIX_PROVIDER=api-pix, a PSP through the BCB's API Pix (PIX, and Pix
- * Automático once its receiving account is configured). A new provider is its folder here and one line
+ * Automático once its receiving account is configured), and with PAYOUT_PROVIDER=efi that PSP's sends
+ * (Efí's extension, on the same connection). A new provider is its folder here and one line
  * in PROVIDER_ADAPTERS' list.
  */
 @Module({
@@ -48,7 +53,7 @@ function apiPixClient(config: AppConfig): ApiPixClient {
     },
     {
       provide: PROVIDER_ADAPTERS,
-      inject: [AppConfig, SandboxPaymentProvider, SandboxPixProvider, SandboxAutomaticPixProvider, SandboxPayoutProvider, ApiPixClient],
+      inject: [AppConfig, SandboxPaymentProvider, SandboxPixProvider, SandboxAutomaticPixProvider, SandboxPayoutProvider, ApiPixClient, REDIS_CLIENT],
       useFactory: (
         config: AppConfig,
         card: SandboxPaymentProvider,
@@ -56,10 +61,16 @@ function apiPixClient(config: AppConfig): ApiPixClient {
         automaticPix: SandboxAutomaticPixProvider,
         payout: SandboxPayoutProvider,
         apiPix: ApiPixClient | null,
-      ): ProviderAdapters[] => [
-        { name: 'sandbox', card, boleto: card, pix, automaticPix, payout },
-        ...(apiPix ? [apiPixAdapters(apiPix, config)] : []),
-      ],
+        redis: Redis,
+      ): ProviderAdapters[] => {
+        const efi = apiPix && config.providers.PAYOUT === EFI ? new EfiPayoutProvider(apiPix, { ...config.efi, payerKey: config.apiPix.receiverKey, timeoutMs: config.apiPix.timeoutMs }, redis) : null;
+        return [
+          { name: 'sandbox', card, boleto: card, pix, automaticPix, payout },
+          ...(apiPix ? [apiPixAdapters(apiPix, config, efi)] : []),
+          // Efí's send rides on the API Pix connection to the same PSP; its callbacks come on that webhook.
+          ...(efi ? [{ name: EFI, payout: efi }] : []),
+        ];
+      },
     },
     ProviderRegistry,
   ],
@@ -67,8 +78,8 @@ function apiPixClient(config: AppConfig): ApiPixClient {
 })
 export class ProvidersModule {}
 
-/** The API Pix PSP's adapters: PIX, Pix Automático when its receiving account is configured, and its notifications. */
-function apiPixAdapters(client: ApiPixClient, config: AppConfig): ProviderAdapters {
+/** The API Pix PSP's adapters: PIX, Pix Automático when its receiving account is configured, and its notifications (Efí's sends' too, when it pays out). */
+function apiPixAdapters(client: ApiPixClient, config: AppConfig, efi: EfiPayoutProvider | null): ProviderAdapters {
   const account = config.apiPix.receiverAccount;
   const pix = new ApiPixProvider(client, config.apiPix.receiverKey);
   const automaticPix = account ? new ApiPixAutomaticProvider(client, account) : null;
@@ -76,6 +87,12 @@ function apiPixAdapters(client: ApiPixClient, config: AppConfig): ProviderAdapte
     name: API_PIX,
     pix,
     ...(automaticPix ? { automaticPix } : {}),
-    notifications: new ApiPixNotifications(config.apiPix.webhookUrl, config.apiPix.inboxMax, pix, automaticPix),
+    notifications: new ApiPixNotifications(
+      config.apiPix.webhookUrl,
+      config.apiPix.inboxMax,
+      pix,
+      automaticPix,
+      efi ? { provider: EFI, referenceOf: (sendId) => efi.referenceOf(sendId) } : null,
+    ),
   };
 }

@@ -47,6 +47,8 @@ export interface WithdrawalProfile {
   transferEnabled: boolean;
   fees: FeeSchedule;
   user: { id: number; name: string; email: string };
+  /** The seller's own document, which a payout provider that checks a key's owner is given; null when it has none. */
+  payee: { documentType: 'CPF' | 'CNPJ'; documentNumber: string } | null;
 }
 
 export interface SalesProfile {
@@ -210,7 +212,12 @@ export class SellerService {
           merchantCity: seller.address?.city ?? DEFAULT_MERCHANT_CITY,
           fees,
         },
-        withdrawal: { transferEnabled: seller.transferEnabled, fees, user: { id: seller.id, name: seller.name, email: seller.email } },
+        withdrawal: {
+          transferEnabled: seller.transferEnabled,
+          fees,
+          user: { id: seller.id, name: seller.name, email: seller.email },
+          payee: seller.documentType && seller.documentNumber ? { documentType: seller.documentType === 'cpf' ? 'CPF' : 'CNPJ', documentNumber: seller.documentNumber.replace(/\D/g, '') } : null,
+        },
       };
     });
   }

@@ -108,7 +108,20 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
       expect.stringMatching(/— Em processamento → Concluído$/),
     ]);
     expect(await textOf(s.page, '[data-testid=withdrawal-amount]')).toBe('R$ 150,00');
+    // The payout provider's id of the payout (a real PSP's: the Pix's end-to-end id).
+    expect(await textOf(s.page, '[data-testid=withdrawal-payout-id]')).toMatch(/^sbx_po_/);
     await screenshot(s.page, 'withdrawal');
+
+    // A withdrawal the provider rejects: its page says why, in the provider's words.
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
+    await s.page.getByLabel('Valor (R$)').fill('120,00');
+    await s.page.getByLabel('Tipo da chave PIX').selectOption('CPF');
+    await s.page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
+    await submit(s.page, 'Solicitar saque');
+    const rejectedId = Number(/\/dashboard\/withdrawals\/(\d+)$/.exec(s.page.url())?.[1]);
+    await s.t.http.post(`/api/sandbox/cashouts/${rejectedId}/events`).set(seller.headers).send({ event: 'REJECTED' }).expect(200);
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/${rejectedId}`);
+    expect(await textOf(s.page, '[data-testid=withdrawal-failure-reason]')).toBe('Rejected by the receiving bank (sandbox)');
   });
 
   it('sends a test event to a webhook, removes a webhook, and rotates the postback secret, shown once and used to sign', async () => {

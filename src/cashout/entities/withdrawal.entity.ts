@@ -44,6 +44,14 @@ export class WithdrawalEntity {
   @Column({ name: 'external_id', type: 'varchar', nullable: true })
   externalId: string | null;
 
+  /** Why its payout failed, in the provider's words (FAILED withdrawals); null otherwise. */
+  @Column({ name: 'failure_reason', type: 'varchar', nullable: true })
+  failureReason: string | null;
+
+  /** What its payout provider reported sending (a look-up's answer): the evidence ledger:verify compares with the net amount. */
+  @Column({ name: 'provider_amount_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  providerAmountCents: Cents | null;
+
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true })
   processedAt: Date | null;
 

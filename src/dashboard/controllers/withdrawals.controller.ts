@@ -63,7 +63,7 @@ export class DashboardWithdrawalsController {
 
   @Get(':id')
   async detail(@CurrentUser() user: DashboardUser, @Param('id', IdParamPipe) id: number, @Res() response: Response): Promise<void> {
-    const withdrawal = await this.withdrawals.lookup(user.sellerId, id);
+    const withdrawal = await this.withdrawals.dashboardView(user.sellerId, id);
     response.render('withdrawal', { withdrawal, history: await this.withdrawals.statusHistory(user.sellerId, id) });
   }
 

@@ -2,7 +2,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { BaseClient, custom, Issuer } from 'openid-client';
-import { PixRequestRefusedError } from '../pix-provider.port';
+import { PixProblem, PixRequestRefusedError } from '../pix-provider.port';
 
 /** What the client needs to reach a PSP's API Pix (the API_PIX_* configuration, files read). */
 export interface ApiPixConnection {
@@ -18,6 +18,8 @@ export interface ApiPixConnection {
   timeoutMs: number;
   /** Whether the token asks for Pix Automático's scopes too. */
   automaticPix?: boolean;
+  /** Whether the token asks for Efí's send scopes too (PAYOUT_PROVIDER=efi: pix.send, gn.pix.send.read). */
+  pixSend?: boolean;
 }
 
 export interface ApiPixAnswer<T> {
@@ -33,6 +35,8 @@ const PIX_SCOPES = 'cob.write cob.read pix.write pix.read webhook.write webhook.
 /** And for Pix Automático, asked only when it is configured (a PSP may refuse a token with scopes a client was not given). */
 const AUTOMATIC_PIX_SCOPES =
   'payloadlocationrec.write payloadlocationrec.read rec.write rec.read cobr.write cobr.read webhookrec.write webhookrec.read webhookcobr.write webhookcobr.read';
+/** And for Efí's Pix send, asked only when payouts go through it. */
+const PIX_SEND_SCOPES = 'pix.send gn.pix.send.read';
 /** A token is renewed this long before the PSP says it expires. */
 const TOKEN_MARGIN_MS = 60_000;
 /** Waits before the second and third tries of a call that failed for a reason that may pass. */
@@ -62,13 +66,17 @@ export class ApiPixClient {
     this.oauth[custom.http_options] = (_url, options) => ({ ...options, ...tls, timeout: connection.timeoutMs });
   }
 
-  /** One call to the API (path under API_PIX_BASE_URL), with the retries above; 2xx and 404 are answered. */
-  async call<T>(method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiPixAnswer<T>> {
+  /**
+   * One call to the API (path under API_PIX_BASE_URL, or with `fromOrigin` under its origin: a PSP's own
+   * extensions, such as Efí's /v3/gn/pix), with the retries above; 2xx and 404 are answered.
+   */
+  async call<T>(method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE', path: string, body?: unknown, options: { fromOrigin?: boolean } = {}): Promise<ApiPixAnswer<T>> {
+    const url = `${options.fromOrigin ? new URL(this.connection.baseUrl).origin : this.connection.baseUrl}${path}`;
     let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
       let answer: ApiPixAnswer<unknown>;
       try {
-        answer = await this.send(method, path, body, await this.accessToken());
+        answer = await this.send(method, url, body, await this.accessToken());
       } catch (error) {
         if (attempt >= BACKOFF_MS.length) throw new PixProviderUnavailableError(`API Pix ${method} ${path} failed: ${(error as Error).message}`);
         this.logger.warn({ err: error, method, path, attempt }, 'API Pix call failed; retrying');
@@ -96,7 +104,10 @@ export class ApiPixClient {
   private async accessToken(): Promise<string> {
     if (this.token && Date.now() < this.token.renewAt) return this.token.value;
     this.pendingToken ??= this.oauth
-      .grant({ grant_type: 'client_credentials', scope: this.connection.automaticPix ? `${PIX_SCOPES} ${AUTOMATIC_PIX_SCOPES}` : PIX_SCOPES })
+      .grant({
+        grant_type: 'client_credentials',
+        scope: [PIX_SCOPES, ...(this.connection.automaticPix ? [AUTOMATIC_PIX_SCOPES] : []), ...(this.connection.pixSend ? [PIX_SEND_SCOPES] : [])].join(' '),
+      })
       .then((set) => {
         if (!set.access_token) throw new Error('The token endpoint answered no access_token');
         const expiresInMs = (set.expires_in ?? 300) * 1000;
@@ -107,11 +118,11 @@ export class ApiPixClient {
     return this.pendingToken;
   }
 
-  private send(method: string, path: string, body: unknown, token: string): Promise<ApiPixAnswer<unknown>> {
+  private send(method: string, url: string, body: unknown, token: string): Promise<ApiPixAnswer<unknown>> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const outgoing = httpsRequest(
-        `${this.connection.baseUrl}${path}`,
+        url,
         {
           method,
           agent: this.agent,
@@ -153,8 +164,10 @@ export class ApiPixClient {
   }
 }
 
-function problemOf(body: unknown): { type?: string; title?: string; detail?: string } {
+/** The refusal's body: an RFC 7807 problem (the BCB's), or Efí's own `{nome, mensagem}`. */
+function problemOf(body: unknown): PixProblem {
   if (typeof body !== 'object' || body === null) return {};
-  const { type, title, detail } = body as Record<string, unknown>;
-  return { type: typeof type === 'string' ? type : undefined, title: typeof title === 'string' ? title : undefined, detail: typeof detail === 'string' ? detail : undefined };
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const { type, title, detail, nome, mensagem } = body as Record<string, unknown>;
+  return { type: text(type), title: text(title), detail: text(detail), nome: text(nome), mensagem: text(mensagem) };
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { notifiedAutomaticIds, notifiedEndToEndIds } from './api-pix.notifications';
+import { notifiedAutomaticIds, notifiedEndToEndIds, notifiedPixObjects } from './api-pix.notifications';
 
 const e2eId = 'E12345678202611251200abcdefghijk';
 
@@ -37,5 +37,22 @@ describe('notifiedAutomaticIds (Pix Automático callbacks)', () => {
     expect(notifiedAutomaticIds('cobr', { cobsr: [{ txid: 'short' }] })).toBeNull();
     expect(notifiedAutomaticIds('rec', { recs: [{ idRec: "RR' OR 1=1 --aaaaaaaaaaaaaaaaa" }] })).toBeNull();
     fc.assert(fc.property(fc.anything(), (body) => { const ids = notifiedAutomaticIds('rec', body); return ids === null || ids.every((id) => /^[a-zA-Z0-9]{29}$/.test(id)); }));
+  });
+});
+
+describe('notifiedPixObjects (a /pix callback with Efí’s sends, issue 38)', () => {
+  const sent = { provider: 'efi', referenceOf: (sendId: string) => (/^GWSAQUE[1-9][0-9]*$/.test(sendId) ? sendId.slice(7) : null) };
+  const solicitacao = (idEnvio: unknown, extra: Record<string, unknown> = {}) => ({ endToEndId: 'E0908935620261128', tipo: 'SOLICITACAO', status: 'NAO_REALIZADO', gnExtras: { idEnvio, ...extra } });
+
+  it('names a received Pix by its end-to-end id and one of the gateway’s sends by its reference, with the reason Efí gives', () => {
+    const body = { pix: [{ endToEndId: e2eId }, solicitacao('GWSAQUE42', { erro: { codigo: 'AC03', origem: 'PSP do usuário recebedor', motivo: 'Conta inválida' } })] };
+    expect(notifiedPixObjects(body, sent)).toEqual([{ id: e2eId }, { id: '42', kind: 'payout', provider: 'efi', note: 'AC03: Conta inválida: PSP do usuário recebedor' }]);
+  });
+
+  it('leaves a send the gateway did not make to reconciliation, refuses a malformed idEnvio, and without Efí reads only received Pix', () => {
+    expect(notifiedPixObjects({ pix: [solicitacao('SOMEONEELSE7')] }, sent)).toEqual([]);
+    expect(notifiedPixObjects({ pix: [solicitacao('GWSAQUE-42')] }, sent)).toBeNull();
+    expect(notifiedPixObjects({ pix: [solicitacao('GWSAQUE42')] }, null)).toBeNull();
+    expect(notifiedPixObjects({ pix: [{ endToEndId: e2eId }] }, null)).toEqual([{ id: e2eId }]);
   });
 });

@@ -1,4 +1,4 @@
-import { NotificationSource } from '../notifications.port';
+import { NotificationSource, NotifiedObject } from '../notifications.port';
 import { ApiPixAutomaticProvider } from './api-pix-automatic.provider';
 import { ApiPixProvider } from './api-pix.provider';
 
@@ -20,6 +20,50 @@ export function notifiedEndToEndIds(body: unknown): string[] | null {
   return ids.every((id): id is string => typeof id === 'string' && END_TO_END_ID.test(id)) ? ids : null;
 }
 
+/** Efí's sends, notified on the same webhook (efi-pix-envio.md §3.3): whose they are, and the reference of one of the gateway's idEnvio. */
+export interface SentPixNotices {
+  provider: string;
+  referenceOf(sendId: string): string | null;
+}
+
+const SEND_ID = /^[a-zA-Z0-9]{1,35}$/;
+
+/**
+ * What a /pix callback names: the end-to-end ids of Pix received (or returns), and, with Efí's sends
+ * configured, the references of the gateway's sent Pix (items `tipo` SOLICITACAO with `gnExtras.idEnvio`;
+ * a send the gateway did not make is left to reconciliation). Null when the body is not a callback.
+ */
+export function notifiedPixObjects(body: unknown, sent: SentPixNotices | null): NotifiedObject[] | null {
+  if (typeof body !== 'object' || body === null || !Array.isArray((body as { pix?: unknown }).pix)) return null;
+  const items = (body as { pix: unknown[] }).pix;
+  if (items.length > MAX_IDS_PER_NOTIFICATION) return null;
+  const named: NotifiedObject[] = [];
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null) return null;
+    const { endToEndId, tipo, gnExtras } = item as { endToEndId?: unknown; tipo?: unknown; gnExtras?: { idEnvio?: unknown; erro?: unknown } };
+    const extras = typeof gnExtras === 'object' && gnExtras !== null ? gnExtras : {};
+    const sendId = extras.idEnvio;
+    if (sent && tipo === 'SOLICITACAO' && typeof sendId === 'string') {
+      if (!SEND_ID.test(sendId)) return null;
+      const reference = sent.referenceOf(sendId);
+      const note = reasonOfFailedSend(extras.erro);
+      if (reference !== null) named.push({ id: reference, kind: 'payout', provider: sent.provider, ...(note ? { note } : {}) });
+      continue;
+    }
+    if (typeof endToEndId !== 'string' || !END_TO_END_ID.test(endToEndId)) return null;
+    named.push({ id: endToEndId });
+  }
+  return named;
+}
+
+/** A failed send's reason as Efí's callback gives it (`gnExtras.erro`: the SPI's code, where it failed, why), as one line of text. */
+function reasonOfFailedSend(erro: unknown): string | null {
+  if (typeof erro !== 'object' || erro === null) return null;
+  const { codigo, origem, motivo } = erro as Record<string, unknown>;
+  const parts = [codigo, motivo, origem].filter((part): part is string => typeof part === 'string' && part.trim() !== '').map((part) => [...part].map((c) => (c < ' ' ? ' ' : c)).join('').trim());
+  return parts.length > 0 ? parts.join(': ').slice(0, 500) : null;
+}
+
 /**
  * The ids a Pix Automático notification names: `{recs: [{idRec, …}]}` (POST <path>/rec) or
  * `{cobsr: [{txid, …}]}` (POST <path>/cobr), the BCB's callbacks; null when the body is not one.
@@ -37,7 +81,7 @@ export function notifiedAutomaticIds(kind: 'rec' | 'cobr', body: unknown): strin
 
 /**
  * The API Pix PSP's notifications, at API_PIX_WEBHOOK_URL's path: /pix (Pix received, or a return that
- * reached its final state: the end-to-end ids) and, with Pix Automático configured, /rec (recurrences)
+ * reached its final state: the end-to-end ids; with Efí's sends, the Pix sent: their references) and, with Pix Automático configured, /rec (recurrences)
  * and /cobr (recurring charges). The webhooks are registered with the PSP (PUT /webhook/{chave},
  * /webhookrec, /webhookcobr). Mutual TLS with the PSP is the reverse proxy's (docs/going-live.md).
  */
@@ -49,17 +93,21 @@ export class ApiPixNotifications implements NotificationSource {
     readonly inboxMax: number,
     private readonly pix: ApiPixProvider,
     private readonly automaticPix: ApiPixAutomaticProvider | null,
+    private readonly sent: SentPixNotices | null = null,
   ) {
     const base = new URL(webhookUrl).pathname.replace(/\/+$/, '');
     this.paths = [{ path: `${base}/pix`, kind: 'pix' }, ...(automaticPix ? [{ path: `${base}/rec`, kind: 'rec' }, { path: `${base}/cobr`, kind: 'cobr' }] : [])];
     this.secret = base.split('/').pop() ?? null;
+    this.alsoNames = sent ? ['payout'] : [];
   }
 
   readonly secret: string | null;
+  readonly alsoNames: readonly string[];
 
-  parse(kind: string, body: unknown): string[] | null {
-    if (kind === 'pix') return notifiedEndToEndIds(body);
-    return kind === 'rec' || kind === 'cobr' ? notifiedAutomaticIds(kind, body) : null;
+  parse(kind: string, body: unknown): NotifiedObject[] | null {
+    if (kind === 'pix') return notifiedPixObjects(body, this.sent);
+    const ids = kind === 'rec' || kind === 'cobr' ? notifiedAutomaticIds(kind, body) : null;
+    return ids && ids.map((id) => ({ id }));
   }
 
   expected(kind: string): { title: string; detail: string } {

@@ -83,7 +83,7 @@ export class SandboxPayoutProvider implements PayoutProvider {
       throw new PayoutRefusedError(request.reference, row?.reason ?? 'the payout was cancelled');
     }
     if (lost) throw new SandboxPayoutAnswerLostError(request.reference);
-    return { externalId: row.external_id };
+    return { externalId: row.external_id, status: 'PENDING' };
   }
 
   async cancelPayout(reference: string): Promise<void> {

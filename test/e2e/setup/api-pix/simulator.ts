@@ -8,7 +8,8 @@ import { AutomaticPsp, ChargeWindow, DEFAULT_CHARGE_WINDOW, PayerPsp } from './a
 import { CallbackDelivery, PspTls, deliverCallback } from './callbacks';
 import { PixCertificates } from './certificates';
 import { Clock } from './clock';
-import { FaultFilter, FaultPlan } from './faults';
+import { EFI_SCOPES, EfiSendOptions, EfiSendSimulator } from './efi-send';
+import { FaultFilter, FaultPlan, PlannedFailure } from './faults';
 import { randomTxid } from './ids';
 import { TokenIssuer } from './oauth';
 import { checkProblem, checkRequest, checkResponse, documentScopes, operationScopes, PixViolation, validateWebhookBody, violationText, WebhookKind } from './openapi';
@@ -51,6 +52,11 @@ export interface ApiPixSimulatorOptions {
   now?: Date;
   /** How many days before its due date a recurring charge may be created; 10 to 2 when absent. */
   chargeWindow?: ChargeWindow;
+  /**
+   * Plays Efí's Pix send API on the same host, OAuth client and certificate (efi-send.ts): its scopes join
+   * the token's, and the token endpoint takes Efí's JSON body too. Off when absent.
+   */
+  efi?: EfiSendOptions;
 }
 
 /** How the payer settles a recurring charge's attempt, and whether the PSP tells the receiver. */
@@ -157,6 +163,7 @@ export class ApiPixSimulator {
   private readonly faults = new FaultPlan();
   private readonly routes: Route[];
   private autoSettleOutcome: RefundOutcome | null = null;
+  private efiSend: EfiSendSimulator | undefined;
   private server: Server;
 
   private constructor(
@@ -168,6 +175,31 @@ export class ApiPixSimulator {
     private readonly tls: PspTls,
   ) {
     this.routes = this.operations();
+    if (options.efi) {
+      this.efiSend = new EfiSendSimulator(
+        {
+          receiverKey: options.receiverKey,
+          clock,
+          tokens,
+          faults: this.faults,
+          violations: this.violations,
+          webhookUrl: (chave) => this.psp.webhookUrl(chave),
+          deliver: async (url, body) => {
+            const delivery = await deliverCallback(url, body, this.tls);
+            this.callbacks.push(delivery);
+            return delivery;
+          },
+          track: (work) => this.track(work),
+        },
+        options.efi,
+      );
+    }
+  }
+
+  /** Efí's Pix send API (see efi-send.ts); the simulator must have been started with the `efi` option. */
+  get efi(): EfiSendSimulator {
+    if (!this.efiSend) throw new Error('Efí send API not simulated: start the simulator with the efi option');
+    return this.efiSend;
   }
 
   static async start(options: ApiPixSimulatorOptions): Promise<ApiPixSimulator> {
@@ -182,7 +214,8 @@ export class ApiPixSimulator {
     const psp = new ReceivingPsp(receiver, clock);
     const account = options.receiverAccount ?? { agencia: '0001', conta: '12345678', tipoConta: 'CORRENTE' };
     const automatic = new AutomaticPsp(receiver, account, psp, clock, options.chargeWindow ?? DEFAULT_CHARGE_WINDOW);
-    const tokens = new TokenIssuer(options, options.tokenTtlSeconds ?? 3600, documentScopes());
+    const scopes = options.efi ? [...new Set([...documentScopes(), ...EFI_SCOPES])] : documentScopes();
+    const tokens = new TokenIssuer(options, options.tokenTtlSeconds ?? 3600, scopes, options.efi !== undefined);
     const simulator = new ApiPixSimulator(options, psp, automatic, clock, tokens, { ca, cert, key });
     await simulator.listen({ ca, cert, key });
     return simulator;
@@ -400,6 +433,14 @@ export class ApiPixSimulator {
     this.faults.delayNext(count, ms, options);
   }
 
+  /**
+   * The next `count` matching calls are handled at once, their answer written `ms` later (unless the client
+   * gave up and closed the connection): the PSP did the work behind a client's timeout.
+   */
+  holdAnswerNext(count: number, ms: number, options: FaultFilter = {}): void {
+    this.faults.holdNext(count, ms, options);
+  }
+
   /** The page size GET /pix, /rec and /cobr use, and the most a client may ask for: small values force pagination. */
   setPageSize(size: number): void {
     this.psp.pageSize = size;
@@ -432,6 +473,7 @@ export class ApiPixSimulator {
   }
 
   async close(): Promise<void> {
+    this.efiSend?.stop();
     await this.whenIdle();
     this.server.closeAllConnections();
     this.server.close();
@@ -456,10 +498,15 @@ export class ApiPixSimulator {
     const answer = await this.answer(call).catch((error: Error) => this.crashAnswer(call, error));
     if (this.faults.takeDrop(call.method, url.pathname)) {
       this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: 0 });
+      this.efiSend?.record(call, 0);
       request.socket.destroy();
       return;
     }
     this.requests.push({ method: call.method, path: `${url.pathname}${url.search}`, status: answer.status });
+    this.efiSend?.record(call, answer.status);
+    const hold = this.faults.takeHold(call.method, url.pathname);
+    if (hold > 0) await sleep(hold, undefined, { ref: false });
+    if (response.destroyed || request.socket.destroyed) return;
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body !== undefined) headers['Content-Type'] = answer.contentType ?? 'application/json';
     response.writeHead(answer.status, headers).end(answer.body === undefined ? undefined : JSON.stringify(answer.body));
@@ -476,15 +523,23 @@ export class ApiPixSimulator {
     const path = call.url.pathname;
     const delay = this.faults.takeDelay(call.method, path);
     if (delay > 0) await sleep(delay);
+    const efi = this.efiSend;
+    if (efi?.handles(path)) {
+      const answer = this.faultOr(call, () => efi.answer(call), (failure) => efi.failureAnswer(failure.status, failure.body));
+      efi.checkAnswer(call, answer);
+      return answer;
+    }
     const route = this.route(call.method, path);
     const answer = this.faultOr(call, () => (path === TOKEN_PATH && call.method === 'POST' ? this.tokenAnswer(call) : this.apiAnswer(call, route)));
     if (path.startsWith(`${API_PREFIX}/`)) this.checkAnswer(call, route, answer);
     return answer;
   }
 
-  private faultOr(call: Call, answer: () => Answer): Answer {
+  private faultOr(call: Call, answer: () => Answer, failureAnswer?: (failure: PlannedFailure) => Answer): Answer {
     try {
       const failure = this.faults.takeFailure(call.method, call.url.pathname);
+      if (failure !== null && failureAnswer) return failureAnswer(failure);
+      if (failure !== null && failure.body !== undefined) return { status: failure.status, body: failure.body };
       if (failure !== null) throw failure.problem ? problem(failure.problem.type, failure.problem.detail) : generalProblem(failure.status);
       return answer();
     } catch (error) {

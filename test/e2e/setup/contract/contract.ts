@@ -108,10 +108,13 @@ const reconciliation = S.shape({
   differences: {
     type: 'array',
     items: S.shape({
-      kind: { enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP', 'PSP_RETURN'] },
+      kind: {
+        enum: ['UNMATCHED', 'LATE', 'AMOUNT_MISMATCH', 'DUPLICATE', 'NOT_BOOKED', 'NOT_AT_PSP', 'PSP_RETURN', 'SEND_UNKNOWN', 'PAYOUT_NOT_AT_PSP', 'PAYOUT_AMOUNT_MISMATCH', 'PAYOUT_STATUS_MISMATCH'],
+      },
       endToEndId: { anyOf: [{ type: 'string' }, { type: 'null' }] },
       txid: { anyOf: [{ type: 'string' }, { type: 'null' }] },
       saleId: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+      withdrawalId: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
       amount: cents,
       returnStatus: { anyOf: [{ enum: ['PENDING', 'DEVOLVIDO', 'NAO_REALIZADO'] }, { type: 'null' }] },
       detail: { anyOf: [{ type: 'string' }, { type: 'null' }] },

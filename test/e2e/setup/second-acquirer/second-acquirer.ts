@@ -88,11 +88,11 @@ export class SecondAcquirerNotifications implements NotificationSource {
     this.paths = [{ path: `/acquirer-b/notifications/${secret}`, kind: 'card-charge' }];
   }
 
-  parse(kind: string, body: unknown): string[] | null {
+  parse(kind: string, body: unknown): Array<{ id: string }> | null {
     const payments = (body as { payments?: unknown } | null)?.payments;
     if (kind !== 'card-charge' || !Array.isArray(payments) || payments.length > 20) return null;
     const references = payments.map((item) => (item as { reference?: unknown } | null)?.reference);
-    return references.every((reference): reference is string => typeof reference === 'string' && /^[0-9]{1,12}$/.test(reference)) ? references : null;
+    return references.every((reference): reference is string => typeof reference === 'string' && /^[0-9]{1,12}$/.test(reference)) ? references.map((id) => ({ id })) : null;
   }
 
   expected(): { title: string; detail: string } {
