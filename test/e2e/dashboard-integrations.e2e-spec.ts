@@ -27,6 +27,16 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
   });
   afterEach(() => receiver.close());
 
+  /** A withdrawal of `amount` (as typed, "150,00") to a CPF key, requested through the dashboard's form: its id. */
+  async function requestWithdrawal(amount: string): Promise<number> {
+    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
+    await s.page.getByLabel('Valor (R$)').fill(amount);
+    await s.page.getByLabel('Tipo da chave PIX').selectOption('CPF');
+    await s.page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
+    await submit(s.page, 'Solicitar saque');
+    return Number(/\/dashboard\/withdrawals\/(\d+)$/.exec(s.page.url())?.[1]);
+  }
+
   it('generates a key pair shown once, which works on the API, shows its last use, and answers 401 once revoked', async () => {
     await signedInSeller(s.t, s.page);
     await s.page.goto(`${s.t.baseUrl}/dashboard/integrations/keys`);
@@ -71,12 +81,7 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
     expect(await s.page.locator('[data-testid=webhooks] tbody tr').allInnerTexts()).toEqual([expect.stringContaining(`${receiver.url}/saques`)]);
 
     // The withdrawal, requested through the dashboard's form.
-    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
-    await s.page.getByLabel('Valor (R$)').fill('150,00');
-    await s.page.getByLabel('Tipo da chave PIX').selectOption('CPF');
-    await s.page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
-    await submit(s.page, 'Solicitar saque');
-    const withdrawalId = Number(/\/dashboard\/withdrawals\/(\d+)$/.exec(s.page.url())?.[1]);
+    const withdrawalId = await requestWithdrawal('150,00');
     expect(withdrawalId).toBeGreaterThan(0);
 
     // Driven by the payout provider (the sandbox).
@@ -113,12 +118,7 @@ describe('Dashboard integrations and withdrawals (issue 12), in a real browser',
     await screenshot(s.page, 'withdrawal');
 
     // A withdrawal the provider rejects: its page says why, in the provider's words.
-    await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/new`);
-    await s.page.getByLabel('Valor (R$)').fill('120,00');
-    await s.page.getByLabel('Tipo da chave PIX').selectOption('CPF');
-    await s.page.getByLabel('Chave PIX', { exact: true }).fill('52998224725');
-    await submit(s.page, 'Solicitar saque');
-    const rejectedId = Number(/\/dashboard\/withdrawals\/(\d+)$/.exec(s.page.url())?.[1]);
+    const rejectedId = await requestWithdrawal('120,00');
     await s.t.http.post(`/api/sandbox/cashouts/${rejectedId}/events`).set(seller.headers).send({ event: 'REJECTED' }).expect(200);
     await s.page.goto(`${s.t.baseUrl}/dashboard/withdrawals/${rejectedId}`);
     expect(await textOf(s.page, '[data-testid=withdrawal-failure-reason]')).toBe('Rejected by the receiving bank (sandbox)');

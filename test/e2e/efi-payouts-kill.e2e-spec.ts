@@ -59,17 +59,8 @@ describe('A payout through Efí whose process is killed between the send and its
     const env = {
       DATABASE_URL: process.env.E2E_DATABASE_URL,
       PORT: String(port),
-      PIX_PROVIDER: 'api-pix',
+      ...psp.gatewayEnv(`http://127.0.0.1:${port}/psp/notifications/${randomBytes(16).toString('hex')}`),
       PAYOUT_PROVIDER: 'efi',
-      API_PIX_BASE_URL: psp.baseUrl,
-      API_PIX_TOKEN_URL: psp.tokenUrl,
-      API_PIX_CLIENT_ID: CLIENT_ID,
-      API_PIX_CLIENT_SECRET: CLIENT_SECRET,
-      API_PIX_CERT_FILE: certs.clientCertFile,
-      API_PIX_KEY_FILE: certs.clientKeyFile,
-      API_PIX_CA_FILE: certs.caFile,
-      API_PIX_RECEIVER_KEY: RECEIVER_KEY,
-      API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}/psp/notifications/${randomBytes(16).toString('hex')}`,
       API_PIX_RECONCILE_SECONDS: '3600',
       // Long enough that the client does not give up on the held answer before the kill.
       API_PIX_TIMEOUT_MS: '20000',

@@ -48,17 +48,8 @@ describe('Payouts through Efí (issue 38)', () => {
     receiver = await Receiver.start();
     const port = await freePort();
     t = await startApp({
-      PIX_PROVIDER: 'api-pix',
+      ...psp.gatewayEnv(`http://127.0.0.1:${port}/psp/notifications/${randomBytes(16).toString('hex')}`),
       PAYOUT_PROVIDER: 'efi',
-      API_PIX_BASE_URL: psp.baseUrl,
-      API_PIX_TOKEN_URL: psp.tokenUrl,
-      API_PIX_CLIENT_ID: CLIENT_ID,
-      API_PIX_CLIENT_SECRET: CLIENT_SECRET,
-      API_PIX_CERT_FILE: certs.clientCertFile,
-      API_PIX_KEY_FILE: certs.clientKeyFile,
-      API_PIX_CA_FILE: certs.caFile,
-      API_PIX_RECEIVER_KEY: RECEIVER_KEY,
-      API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}/psp/notifications/${randomBytes(16).toString('hex')}`,
       API_PIX_RECONCILE_SECONDS: '3600',
       API_PIX_TIMEOUT_MS: '1500',
       EFI_SEND_ID_PREFIX: PREFIX,
