@@ -34,7 +34,12 @@ const hydrate = (row: Record<string, unknown>): ReceiptRow => ({ ...(row as unkn
 
 /** Notifications are handed to one instance at a time for a minute (a process that dies lets them go). */
 /** Reconciliation runs in one instance at a time; the lease outlasts any pass. */
-const RECONCILIATION_LEASE = new Lease({ table: 'pix_reconciliation_cursor', column: 'claimed_at', duration: '10 minutes' });
+/**
+ * One reconciliation pass at a time. Its holder renews the lease while it works (holdReconciliation, every
+ * 20 s), so a pass cut short by a killed process stops holding it within a minute, not after the longest
+ * pass: a Pix whose notification was lost waits about one interval more, not ten minutes (found by the chaos run).
+ */
+const RECONCILIATION_LEASE = new Lease({ table: 'pix_reconciliation_cursor', column: 'claimed_at', duration: '1 minute' });
 
 /** The Pix the PSP reported (pix_receipts) and how far reconciliation got. */
 @Injectable()
@@ -124,6 +129,11 @@ export class PixReceiptsRepository {
       ['checked_until'],
     );
     return row ? row.checked_until : null;
+  }
+
+  /** Renews the lease of the pass under way (its holder calls it while it works). */
+  async holdReconciliation(): Promise<void> {
+    await RECONCILIATION_LEASE.hold(this.dataSource, [1]);
   }
 
   async releaseReconciliation(checkedUntil: Date | null): Promise<void> {

@@ -13,6 +13,8 @@ import { SentPixService } from './sent-pix.service';
 
 /** Each pass compares again this much before where the last one stopped: a Pix the PSP lists late is still seen. */
 const OVERLAP_MS = 10 * 60 * 1000;
+/** How often a pass renews its one-minute lease. */
+const LEASE_RENEWAL_MS = 20_000;
 /** Where the first pass starts when nothing was compared yet. */
 const FIRST_LOOK_BACK_MS = 24 * 3600 * 1000;
 const CLOSE_BATCH = 100;
@@ -66,6 +68,11 @@ export class PixReconciliationService {
     const checkedUntil = await this.receipts.claimReconciliation(new Date(now.getTime() - FIRST_LOOK_BACK_MS));
     if (checkedUntil === null) return null;
     let reached: Date | null = null;
+    // The lease is a minute long and renewed while this pass works: a pass killed with its process frees it within a minute.
+    const holding = setInterval(() => {
+      this.receipts.holdReconciliation().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not renew the reconciliation lease'));
+    }, LEASE_RENEWAL_MS);
+    holding.unref();
     try {
       const from = new Date(Math.min(checkedUntil.getTime(), now.getTime()) - OVERLAP_MS);
       const received = await this.psp.listReceived(from, now);
@@ -103,6 +110,7 @@ export class PixReconciliationService {
       });
       return { received: received.length, applied, withReturnsSwept, returnsChecked, refundsChecked, chargesClosed, payoutDifferences };
     } finally {
+      clearInterval(holding);
       await this.receipts.releaseReconciliation(reached);
     }
   }

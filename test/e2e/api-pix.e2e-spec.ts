@@ -6,6 +6,7 @@ import { adminHeaders, createSeller, TestSeller } from './setup/factories';
 import { balanceOf, saleBody } from './setup/sales';
 import { eventually, freePort } from './setup/processes';
 import { startApp, TestApp } from './setup/test-app';
+import { PixReceiptsRepository } from '../../src/pix/pix-receipts.repository';
 
 const RECEIVER_KEY = randomUUID();
 const CLIENT_ID = 'gateway-e2e';
@@ -102,6 +103,19 @@ describe('PIX through API Pix (issue 21)', () => {
 
   it('a payment whose notification never comes is applied by reconciliation alone', async () => {
     const sale = await createPixSale({ amount: 7000 });
+    const pix = await psp.pay(await txidOf(sale.id), { notify: 'never' });
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'reconciliation to apply the payment');
+    expect(await receipt(pix.endToEndId)).toMatchObject({ outcome: 'APPLIED', seen_by: 'RECONCILIATION' });
+  });
+
+  it('a reconciliation pass cut short by a killed process (its lease taken a minute ago, never renewed) does not hold the next passes back', async () => {
+    // What a SIGKILL mid-pass leaves: the cursor leased by a pass whose process is gone. This test takes the
+    // lease itself (so no pass of the service holds or frees it meanwhile), then "dies": its lease is left as
+    // taken 61 s ago, never renewed (a live pass renews it every 20 s).
+    const receipts = t.app.get(PixReceiptsRepository);
+    await eventually(() => receipts.claimReconciliation(new Date()), (claimed) => claimed !== null, 'the reconciliation lease', 30_000);
+    const sale = await createPixSale({ amount: 7100 });
+    await t.db.query(`UPDATE pix_reconciliation_cursor SET claimed_at = now() - interval '61 seconds' WHERE id = 1`);
     const pix = await psp.pay(await txidOf(sale.id), { notify: 'never' });
     await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'reconciliation to apply the payment');
     expect(await receipt(pix.endToEndId)).toMatchObject({ outcome: 'APPLIED', seen_by: 'RECONCILIATION' });
