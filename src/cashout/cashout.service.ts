@@ -11,7 +11,7 @@ import { WITHDRAWAL_MAXIMUM_CENTS, WITHDRAWAL_MINIMUM_CENTS } from '../domain/wi
 import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { withdrawalFees } from '../domain/fees';
 import { Cents, cents, centsToReaisString, reaisToCents } from '../domain/money';
-import { pixKeyProblem } from '../domain/pix-key';
+import { pixKeyProblem, samePixKey } from '../domain/pix-key';
 import { withdrawalLedgerEffect, withdrawalRequestedEffect } from '../domain/withdrawal-ledger';
 import { payoutCheckDelaySeconds } from '../domain/retry-schedule';
 import { nextWithdrawalStatus, withdrawalCatchUp, WithdrawalEvent, WithdrawalStatus } from '../domain/withdrawal-status';
@@ -402,6 +402,11 @@ export class CashoutService implements OnModuleInit {
    * otherwise of: logged for an operator).
    */
   private async applyPayoutResult(withdrawal: WithdrawalEntity, result: PayoutResult): Promise<number | null> {
+    // A payout of another amount or key under the withdrawal's reference is not its payment (a send made by
+    // someone else under the same id): nothing moves, the operator is told.
+    if ((result.amountCents !== undefined && result.amountCents !== withdrawal.netAmountCents) || (result.pixKey !== undefined && !samePixKey(result.pixKey, withdrawal.pixKey))) {
+      return this.disagreement(withdrawal, result);
+    }
     const planned = withdrawalCatchUp(withdrawal.status, result.status);
     if (planned === null) return this.disagreement(withdrawal, result);
     if (planned.length === 0) {

@@ -25,3 +25,12 @@ export function pixKeyProblem(key: string, type: PixKeyType): string | null {
 export function isPixKey(key: string): boolean {
   return PIX_KEY_TYPES.some((type) => pixKeyProblem(key, type) === null);
 }
+
+/**
+ * Whether two spellings name the same Pix key: a CPF, CNPJ or phone with or without its punctuation, an
+ * e-mail or random key in any case (a provider answers the key as it stored it, not as it was sent).
+ */
+export function samePixKey(a: string, b: string): boolean {
+  const plain = (key: string) => key.trim().toLowerCase().replace(/[\s.()/-]/g, '');
+  return plain(a) === plain(b);
+}

@@ -35,6 +35,8 @@ export interface PayoutResult {
   reason: string | null;
   /** What the provider says it sent, when it says (the evidence ledger:verify compares with the withdrawal). */
   amountCents?: Cents;
+  /** The key the provider says it paid, when it says: a payout of another key or amount is not this withdrawal's. */
+  pixKey?: string;
 }
 
 /** A payout as the provider lists it (reconciliation): our reference, or null for one the provider made for someone else. */

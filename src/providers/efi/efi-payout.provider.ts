@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { Semaphore } from 'redis-semaphore';
 import { cents, centsToReaisString, reaisToCents } from '../../domain/money';
+import { samePixKey } from '../../domain/pix-key';
 import { PayoutState } from '../../domain/withdrawal-status';
 import { ApiPixClient } from '../api-pix/api-pix.client';
 import { API_PIX } from '../api-pix/api-pix.provider';
@@ -30,6 +31,7 @@ interface SentPix {
   status?: string;
   horario?: { solicitacao?: string; liquidacao?: string };
   gnExtras?: { erro?: { codigo?: string; motivo?: string } };
+  favorecido?: { chave?: string };
 }
 
 /** A send's answer (§2.4): the end-to-end id under `e2eId` (docs, 1.x SDK) or `endToEndId` (2.x SDK) — both accepted. */
@@ -117,7 +119,7 @@ export class EfiPayoutProvider implements PayoutProvider {
     } catch (error) {
       if (!(error instanceof PixRequestRefusedError)) throw error;
       // The id was used already: by this withdrawal's own earlier try (its answer lost), which the look-up finds.
-      if (error.status === 409) return this.receiptOfEarlierSend(request.reference, error);
+      if (error.status === 409) return this.receiptOfEarlierSend(request, error);
       throw new PayoutRefusedError(request.reference, reasonOf(error));
     } finally {
       await slot.release();
@@ -152,16 +154,25 @@ export class EfiPayoutProvider implements PayoutProvider {
           requestedAt: new Date(item.horario?.solicitacao ?? 0),
         });
       }
-      const pages = Array.isArray(answer.body) ? 1 : (answer.body.parametros?.paginacao?.quantidadeDePaginas ?? 1);
+      // A bare array says no page count: a full page may have a next one.
+      const pages = Array.isArray(answer.body) ? (items.length === PAGE_SIZE ? page + 2 : page + 1) : (answer.body.parametros?.paginacao?.quantidadeDePaginas ?? 1);
       if (page + 1 >= pages || items.length === 0) return listed;
     }
     throw new Error(`Efí's list of sent Pix from ${from.toISOString()} to ${to.toISOString()} has more than ${MAX_PAGES} pages`);
   }
 
-  /** A 409 on our idEnvio: the send that took it, looked up (never a new id); none found is an unknown outcome (asked again later). */
-  private async receiptOfEarlierSend(reference: string, conflict: PixRequestRefusedError): Promise<PayoutReceipt> {
+  /**
+   * A 409 on our idEnvio: the send that took it, looked up (never a new id); none found is an unknown outcome
+   * (asked again later). A send of another amount or key under it is not this withdrawal's (another
+   * environment on the account with the same prefix, a send made by hand): never taken as its payment.
+   */
+  private async receiptOfEarlierSend(request: PayoutRequest, conflict: PixRequestRefusedError): Promise<PayoutReceipt> {
+    const { reference } = request;
     const earlier = await this.findPayout(reference);
     if (!earlier?.externalId) throw new Error(`Efí answered 409 for the send of ${reference} and has none under its id yet: ${conflict.message}`);
+    if ((earlier.amountCents !== undefined && earlier.amountCents !== request.netAmountCents) || (earlier.pixKey !== undefined && !samePixKey(earlier.pixKey, request.pixKey))) {
+      throw new Error(`Efí has a send under ${this.sendId(reference)} of another amount or key than withdrawal ${reference}'s: not its payment; left to an operator`);
+    }
     if (earlier.status === 'REJECTED') throw new PayoutRefusedError(reference, earlier.reason ?? 'NAO_REALIZADO');
     return { externalId: earlier.externalId, status: 'PROCESSING' };
   }
@@ -178,6 +189,7 @@ function resultOf(sent: SentPix): PayoutResult {
     externalId: sent.endToEndId ?? sent.e2eId ?? null,
     reason: status === 'REJECTED' ? ([erro?.codigo, erro?.motivo].filter(Boolean).join(': ') || 'NAO_REALIZADO') : null,
     ...(amount === null ? {} : { amountCents: amount }),
+    ...(sent.favorecido?.chave ? { pixKey: sent.favorecido.chave } : {}),
   };
 }
 
