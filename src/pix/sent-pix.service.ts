@@ -82,8 +82,10 @@ export class SentPixService implements OnModuleInit {
     const [listed, ours] = await Promise.all([adapter.listPayouts(from, to), this.withdrawals.ofProviderBetween(provider, from, to)]);
     const differences: ReconciliationDifference[] = [];
     const byReference = new Map(listed.flatMap((payout) => (payout.reference === null ? [] : [[payout.reference, payout] as const])));
+    const oursByReference = new Map(ours.map((withdrawal) => [payoutReference(withdrawal.id), withdrawal]));
     for (const payout of listed) {
-      const withdrawal = payout.reference === null ? null : (ours.find((w) => payoutReference(w.id) === payout.reference) ?? (await this.withdrawals.findById(Number(payout.reference))));
+      // A send listed in the period for a withdrawal asked for just before it is read by its id.
+      const withdrawal = payout.reference === null ? null : (oursByReference.get(payout.reference) ?? (await this.withdrawals.findById(Number(payout.reference))));
       if (!withdrawal || withdrawal.provider !== provider) {
         differences.push(difference('SEND_UNKNOWN', payout, null, `Sent by the PSP under ${payout.providerReference}; the gateway has no withdrawal of it`));
         continue;
