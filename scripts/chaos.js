@@ -871,6 +871,7 @@ async function main() {
       API_PIX_WEBHOOK_URL: `http://127.0.0.1:${port}/psp/notifications/${crypto.randomBytes(16).toString('hex')}`,
       API_PIX_RECONCILE_SECONDS: '5',
       API_PIX_TIMEOUT_MS: '2000',
+      EFI_RESEND_AFTER_SECONDS: '3',
       EFI_SEND_ID_PREFIX,
       SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
     };

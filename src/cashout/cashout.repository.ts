@@ -64,6 +64,40 @@ export class CashoutRepository {
   }
 
   /**
+   * One attempt to send a PENDING withdrawal's payout, recorded before its call: counted, its start time
+   * kept, and the provider's id of the payout fixed at the first (`providerReference`; kept as it is on
+   * later ones). Only when the last attempt started at least `spacingMs` ago (database clock): whatever an
+   * earlier attempt did at the provider shows in a look-up by then. `sendUnder`: the id to send under;
+   * `notBefore`: the last attempt is too recent, the next may be made then; null: not PENDING any more.
+   */
+  async recordPayoutAttempt(id: number, providerReference: string, spacingMs: number): Promise<{ sendUnder: string } | { notBefore: Date } | null> {
+    const [row]: Array<{ send_under: string | null; not_before: Date | null }> = await this.dataSource.query(
+      `WITH attempt AS (
+         UPDATE withdrawals SET payout_attempts = payout_attempts + 1, last_payout_attempt_at = now(),
+                provider_reference = COALESCE(provider_reference, $2)
+          WHERE id = $1 AND status = 'PENDING'
+            AND (last_payout_attempt_at IS NULL OR last_payout_attempt_at <= now() - make_interval(secs => $3::double precision / 1000))
+          RETURNING provider_reference)
+       SELECT (SELECT provider_reference FROM attempt) AS send_under,
+              (SELECT last_payout_attempt_at + make_interval(secs => $3::double precision / 1000) FROM withdrawals WHERE id = $1 AND status = 'PENDING') AS not_before`,
+      [id, providerReference, spacingMs],
+    );
+    if (row.send_under !== null) return { sendUnder: row.send_under };
+    return row.not_before === null ? null : { notBefore: row.not_before };
+  }
+
+  /** The next look-up of a withdrawal is due at `at` (not before its backoff's). */
+  async checkAgainAt(id: number, at: Date): Promise<void> {
+    await this.dataSource.query(`UPDATE withdrawals SET payout_check_at = $2 WHERE id = $1`, [id, at]);
+  }
+
+  /** The withdrawal of `provider` whose payout the provider keeps under its own id `providerReference`. */
+  async findByProviderReference(provider: string, providerReference: string): Promise<WithdrawalEntity | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query('SELECT * FROM withdrawals WHERE provider = $1 AND provider_reference = $2', [provider, providerReference]);
+    return rows.length === 0 ? null : this.rows.hydrate(rows[0]);
+  }
+
+  /**
    * Open withdrawals (PENDING or PROCESSING) with no news for `ageSeconds` by the database's clock (their
    * payout's answer or callback may be lost) whose next look-up is due, each leased for a minute
    * (provider_checked_at) so that instances running the job together do not ask about it at once; with
@@ -82,6 +116,11 @@ export class CashoutRepository {
       ['id', 'payout_checks'],
     );
     return rows.map((row) => ({ id: row.id, checks: row.payout_checks }));
+  }
+
+  /** The recovery job's leases on these withdrawals given back once it has asked about them: their next look-up is when payout_check_at says. */
+  async releaseChecks(ids: number[]): Promise<void> {
+    await RECOVERY_LEASE.release(this.dataSource, ids);
   }
 
   /** One more look-up counted for each of these withdrawals, the next due `delaySeconds` from now (database clock). */

@@ -198,6 +198,11 @@ export class CashoutService implements OnModuleInit {
     return this.withdrawals.findById(id);
   }
 
+  /** The withdrawal of `provider` whose payout it keeps under its own id `providerReference` (recorded at the first attempt). */
+  findByProviderReference(provider: string, providerReference: string): Promise<WithdrawalEntity | null> {
+    return this.withdrawals.findByProviderReference(provider, providerReference);
+  }
+
   async lookup(sellerId: number, id: number): Promise<WithdrawalLookupResponse> {
     const withdrawal = await this.withdrawals.findById(id);
     this.assertOwned(withdrawal, sellerId, id);
@@ -256,6 +261,8 @@ export class CashoutService implements OnModuleInit {
         this.logger.warn({ err: error, withdrawalId: id }, 'Could not settle a withdrawal with its payout provider; asking again later');
       }
     }
+    // Asked about: the next look-up of each is when its backoff (or its next attempt's time) says, not the lease's end.
+    await this.withdrawals.releaseChecks(claimed.map(({ id }) => id));
     return summary;
   }
 
@@ -285,7 +292,7 @@ export class CashoutService implements OnModuleInit {
       if (!payouts.cancelPayout) throw new Error(`The payout provider ${current.provider} cannot cancel a payout`);
       await payouts.cancelPayout(reference);
     } else {
-      const known = await payouts.findPayout(reference);
+      const known = await payouts.findPayout(reference, current.providerReference);
       if (known?.externalId) await this.withdrawals.setExternalIdIfUnset(id, known.externalId);
       else await this.requestPayout(current);
     }
@@ -300,7 +307,7 @@ export class CashoutService implements OnModuleInit {
     const profile = await this.sellers.withdrawalProfile(sellerId);
     // Why the provider rejected or cancelled it, as its record says (kept with the failure), read before the transaction.
     const current = event === 'REJECTED' || event === 'CANCELLED' ? await this.withdrawals.findById(id) : null;
-    const said = current ? await this.providers.payout(current.provider, `Withdrawal ${id}`).findPayout(payoutReference(id)) : null;
+    const said = current ? await this.providers.payout(current.provider, `Withdrawal ${id}`).findPayout(payoutReference(id), current.providerReference) : null;
     const after = await this.dataSource.transaction(async (manager) => {
       const withdrawal = await this.withdrawals.findByIdForUpdate(id, manager);
       this.assertOwned(withdrawal, sellerId, id);
@@ -317,13 +324,14 @@ export class CashoutService implements OnModuleInit {
    * (applyPayoutResult: the provider's id recorded, PROCESSING where the provider says the Pix is on its
    * way). A refusal is settled by a look-up (refusedPayout).
    */
-  private readonly payoutAtProvider: ProviderOperation<{ withdrawal: WithdrawalEntity; payee: WithdrawalProfile['payee'] }, PayoutReceipt> = {
+  private readonly payoutAtProvider: ProviderOperation<{ withdrawal: WithdrawalEntity; payee: WithdrawalProfile['payee']; providerReference: string }, PayoutReceipt> = {
     name: 'payout',
     provider: ({ withdrawal }) => withdrawal.provider,
     reference: ({ withdrawal }) => payoutReference(withdrawal.id),
-    call: ({ withdrawal, payee }) =>
+    call: ({ withdrawal, payee, providerReference }) =>
       this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).requestPayout({
         reference: payoutReference(withdrawal.id),
+        providerReference,
         netAmountCents: withdrawal.netAmountCents,
         pixKey: withdrawal.pixKey,
         pixKeyType: withdrawal.pixKeyType,
@@ -332,16 +340,27 @@ export class CashoutService implements OnModuleInit {
     apply: async ({ withdrawal }, receipt) => {
       await this.applyPayoutResult(withdrawal, { status: receipt.status, externalId: receipt.externalId, reason: null });
     },
-    fail: ({ withdrawal }, reason) => this.refusedPayout(withdrawal, reason),
+    fail: ({ withdrawal, providerReference }, reason) => this.refusedPayout({ ...withdrawal, providerReference }, reason),
   };
 
   /**
-   * The payout sent (payoutAtProvider): true when the provider took it, false when it refused it. An
-   * answer that does not come throws: the queue retries, then the recovery job asks.
+   * The payout sent (payoutAtProvider) as one recorded attempt: true when the provider took it, false
+   * when it refused it or the withdrawal is not PENDING any more, `notBefore` when the last attempt is too
+   * recent for another. An attempt is recorded on the withdrawal before its
+   * call, with the provider's id of the payout fixed at the first (every later attempt is sent under it),
+   * and only when the last attempt is at least the provider's resendAfterMs old: whatever an earlier
+   * attempt did at the provider shows in the look-up the recovery job makes first, so a refusal of this
+   * one is the payout's fate. An answer that does not come throws: the queue retries (no sooner than that
+   * spacing allows), then the recovery job asks.
    */
-  private async requestPayout(withdrawal: WithdrawalEntity): Promise<boolean> {
+  private async requestPayout(withdrawal: WithdrawalEntity): Promise<boolean | { notBefore: Date }> {
     const { payee } = await this.sellers.withdrawalProfile(withdrawal.sellerId);
-    const outcome = await runOperation(this.payoutAtProvider, { withdrawal, payee });
+    const payouts = this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`);
+    const reference = payoutReference(withdrawal.id);
+    const attempt = await this.withdrawals.recordPayoutAttempt(withdrawal.id, payouts.providerReferenceFor?.(reference) ?? reference, payouts.resendAfterMs ?? 0);
+    if (attempt === null) return false;
+    if ('notBefore' in attempt) return attempt;
+    const outcome = await runOperation(this.payoutAtProvider, { withdrawal, payee, providerReference: attempt.sendUnder });
     if (outcome.kind === 'unknown') throw new Error(`Payout ${payoutReference(withdrawal.id)} got no answer from ${withdrawal.provider}; asked again later`);
     return outcome.kind === 'answered';
   }
@@ -353,22 +372,29 @@ export class CashoutService implements OnModuleInit {
    * money goes back to available.
    */
   private async refusedPayout(withdrawal: WithdrawalEntity, reason: string): Promise<void> {
-    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
+    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id), withdrawal.providerReference);
     if (!known) await this.applyPayoutResult(withdrawal, { status: 'REJECTED', externalId: null, reason: reason.slice(0, 500) });
   }
 
   /**
-   * A provider's notification naming the payout of `reference` (the intake's worker, src/intake): only a
-   * look-up moves the withdrawal; `note`, the notification's words about it, is kept only as the reason of
-   * a rejection the look-up confirms. 'unknown' when no withdrawal of that provider has the reference or the
-   * provider has no such payout (a forged notification: nothing changes, the caller counts it);
-   * 'disagrees' when the provider says of it what no move can bring the withdrawal to (left to an operator).
+   * A provider's notification naming a payout by the provider's own id (`providerReference`: Efí's
+   * idEnvio, as the withdrawal recorded it at its first attempt; the intake's worker, src/intake).
+   * 'unknown' when no withdrawal of that provider recorded it (forged, or a payout made outside the
+   * gateway: the caller counts it). Otherwise as settlePayout.
    */
-  async settleNotifiedPayout(provider: string, reference: string, note: string | null = null): Promise<'settled' | 'unknown' | 'disagrees'> {
-    const id = /^[1-9][0-9]{0,9}$/.test(reference) ? Number(reference) : null;
-    const withdrawal = id === null ? null : await this.withdrawals.findById(id);
-    if (!withdrawal || withdrawal.provider !== provider) return 'unknown';
-    const known = await this.providers.payout(provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id));
+  async settleNotifiedPayout(provider: string, providerReference: string, note: string | null = null): Promise<'settled' | 'unknown' | 'disagrees'> {
+    const withdrawal = await this.withdrawals.findByProviderReference(provider, providerReference);
+    return withdrawal ? this.settlePayout(withdrawal, note) : 'unknown';
+  }
+
+  /**
+   * What a withdrawal's payout provider says of it now, applied: only a look-up moves the withdrawal;
+   * `note`, a notification's words about it, is kept only as the reason of a rejection the look-up
+   * confirms. 'unknown' when the provider has no such payout (nothing changes); 'disagrees' when the
+   * provider says of it what no move can bring the withdrawal to (left to an operator).
+   */
+  async settlePayout(withdrawal: WithdrawalEntity, note: string | null = null): Promise<'settled' | 'unknown' | 'disagrees'> {
+    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${withdrawal.id}`).findPayout(payoutReference(withdrawal.id), withdrawal.providerReference);
     if (!known) return 'unknown';
     // The notification's words only name why a payout the look-up says was rejected failed (Efí's look-up does not say).
     const said = known.status === 'REJECTED' && note ? { ...known, reason: note } : known;
@@ -379,7 +405,7 @@ export class CashoutService implements OnModuleInit {
   private async settleWithdrawal(id: number): Promise<'sent' | 'recovered' | null> {
     const withdrawal = await this.withdrawals.findById(id);
     if (!withdrawal || (withdrawal.status !== 'PENDING' && withdrawal.status !== 'PROCESSING')) return null;
-    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${id}`).findPayout(payoutReference(id));
+    const known = await this.providers.payout(withdrawal.provider, `Withdrawal ${id}`).findPayout(payoutReference(id), withdrawal.providerReference);
     if (known) {
       const moves = await this.applyPayoutResult(withdrawal, known);
       return moves === null || (moves === 0 && withdrawal.externalId !== null) ? null : 'recovered';
@@ -388,7 +414,10 @@ export class CashoutService implements OnModuleInit {
       this.logger.error({ withdrawalId: id, status: withdrawal.status }, 'The payout provider has no payout for a withdrawal it called back about; left to an operator');
       return null;
     }
-    return (await this.requestPayout(withdrawal)) ? 'sent' : null;
+    const sent = await this.requestPayout(withdrawal);
+    // Its last attempt too recent to send again: looked up again (and sent, if still nothing) once it is old enough.
+    if (typeof sent === 'object') await this.withdrawals.checkAgainAt(id, sent.notBefore);
+    return sent === true ? 'sent' : null;
   }
 
   /**

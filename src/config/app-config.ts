@@ -91,8 +91,8 @@ export class AppConfig {
     };
   }
   /** Efí's Pix send (PAYOUT_PROVIDER=efi), on the API Pix connection. */
-  get efi(): { sendVersion: 'v2' | 'v3'; sendIdPrefix: string; sendsAtOnce: number } {
-    return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE };
+  get efi(): { sendVersion: 'v2' | 'v3'; sendIdPrefix: string; sendsAtOnce: number; resendAfterMs: number } {
+    return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE, resendAfterMs: this.env.EFI_RESEND_AFTER_SECONDS * 1000 };
   }
   /** Whether subscriptions can ask for Pix Automático: always in the sandbox; under api-pix once the receiving account is set. */
   get automaticPixAvailable(): boolean {

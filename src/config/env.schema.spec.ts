@@ -59,5 +59,8 @@ describe('API Pix configuration (issue 21)', () => {
     expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SEND_ID_PREFIX: 'A'.repeat(21) })).toMatch(/^Invalid configuration: EFI_SEND_ID_PREFIX/);
     expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SENDS_AT_ONCE: '0' })).toBe('Invalid configuration: EFI_SENDS_AT_ONCE must be a whole number, 1 to 20');
     expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_SENDS_AT_ONCE: '3', EFI_SEND_VERSION: 'v2', EFI_SEND_ID_PREFIX: 'Loja1' })).toBeNull();
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_RESEND_AFTER_SECONDS: '0' })).toBe('Invalid configuration: EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600');
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_RESEND_AFTER_SECONDS: '10', API_PIX_TIMEOUT_MS: '10000' })).toMatch(/^Invalid configuration: EFI_RESEND_AFTER_SECONDS must be longer than API_PIX_TIMEOUT_MS/);
+    expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_RESEND_AFTER_SECONDS: '11', API_PIX_TIMEOUT_MS: '10000' })).toBeNull();
   });
 });

@@ -192,6 +192,18 @@ export class EnvironmentVariables {
   @Max(20, { message: 'EFI_SENDS_AT_ONCE must be a whole number, 1 to 20' })
   EFI_SENDS_AT_ONCE = 1;
 
+  /**
+   * PAYOUT_PROVIDER=efi: the least time between two sends of one withdrawal. A send whose answer did not
+   * come is looked up by its idEnvio and sent again only when Efí shows nothing under it this long after
+   * the last send, so a refusal of the new send is never a clash with an earlier one still on its way.
+   * Longer than API_PIX_TIMEOUT_MS.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
+  @Min(1, { message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
+  @Max(3600, { message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
+  EFI_RESEND_AFTER_SECONDS = 60;
+
   @Transform(toBoolean)
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   POSTBACK_ALLOW_PRIVATE_NETWORKS = false;
@@ -498,6 +510,9 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
   if (env.PAYOUT_PROVIDER === 'efi' && env.PIX_PROVIDER !== 'api-pix') {
     // Payouts leave from the account the Pix were received in: Efí's send rides on its API Pix connection.
     throw new InvalidEnvironmentError('Invalid configuration: PAYOUT_PROVIDER=efi requires PIX_PROVIDER=api-pix configured against Efí (the same host, OAuth client, certificate and receiver key)');
+  }
+  if (env.PAYOUT_PROVIDER === 'efi' && env.EFI_RESEND_AFTER_SECONDS * 1000 <= env.API_PIX_TIMEOUT_MS) {
+    throw new InvalidEnvironmentError('Invalid configuration: EFI_RESEND_AFTER_SECONDS must be longer than API_PIX_TIMEOUT_MS (a send is never repeated while an earlier one may be on its way)');
   }
   return env;
 }

@@ -38,10 +38,13 @@ export class SentPixService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.intake.handle('payout', async (provider, reference, note) => {
-      if ((await this.withdrawals.settleNotifiedPayout(provider, reference, note)) !== 'unknown') return;
+    this.intake.handle('payout', async (provider, providerReference, note) => {
+      if ((await this.withdrawals.settleNotifiedPayout(provider, providerReference, note)) !== 'unknown') return;
       this.metrics.countPixDifference('FORGED_PAYOUT_NOTIFICATION');
-      this.logger.warn({ provider, reference }, 'A notification named a payout its provider does not have, or no withdrawal of it; nothing was done');
+      this.logger.warn(
+        { provider, providerReference },
+        'A notification named a payout of no withdrawal, or one its provider does not have (forged, or sent outside the gateway: reconciliation lists it); nothing was done',
+      );
     });
   }
 
@@ -61,7 +64,8 @@ export class SentPixService implements OnModuleInit {
       const differences = await this.compare(name, adapter, from, to);
       for (const difference of differences) {
         if (difference.kind === 'PAYOUT_STATUS_MISMATCH' && difference.withdrawalId !== null) {
-          if ((await this.withdrawals.settleNotifiedPayout(name, payoutReference(difference.withdrawalId))) === 'settled') continue;
+          const withdrawal = await this.withdrawals.findById(difference.withdrawalId);
+          if (withdrawal && (await this.withdrawals.settlePayout(withdrawal)) === 'settled') continue;
         }
         found += 1;
         this.metrics.countPixDifference(difference.kind);
@@ -81,12 +85,15 @@ export class SentPixService implements OnModuleInit {
   private async compare(provider: string, adapter: PayoutProvider & Required<Pick<PayoutProvider, 'listPayouts'>>, from: Date, to: Date): Promise<ReconciliationDifference[]> {
     const [listed, ours] = await Promise.all([adapter.listPayouts(from, to), this.withdrawals.ofProviderBetween(provider, from, to)]);
     const differences: ReconciliationDifference[] = [];
-    const byReference = new Map(listed.flatMap((payout) => (payout.reference === null ? [] : [[payout.reference, payout] as const])));
+    const listedOf = new Set<number>();
+    const oursBySend = new Map(ours.flatMap((withdrawal) => (withdrawal.providerReference === null ? [] : [[withdrawal.providerReference, withdrawal] as const])));
     const oursByReference = new Map(ours.map((withdrawal) => [payoutReference(withdrawal.id), withdrawal]));
     for (const payout of listed) {
-      // A send listed in the period for a withdrawal asked for just before it is read by its id.
-      const withdrawal = payout.reference === null ? null : (oursByReference.get(payout.reference) ?? (await this.withdrawals.findById(Number(payout.reference))));
-      if (!withdrawal || withdrawal.provider !== provider) {
+      // A send is a withdrawal's when it is under the id the withdrawal recorded at its first attempt
+      // (whatever the provider's naming says since); one asked for just before the period is read by it.
+      const withdrawal = oursBySend.get(payout.providerReference) ?? (await this.withdrawalOf(provider, payout, oursByReference));
+      if (withdrawal) listedOf.add(withdrawal.id);
+      if (!withdrawal) {
         differences.push(difference('SEND_UNKNOWN', payout, null, `Sent by the PSP under ${payout.providerReference}; the gateway has no withdrawal of it`));
         continue;
       }
@@ -98,9 +105,9 @@ export class SentPixService implements OnModuleInit {
       }
     }
     for (const withdrawal of ours) {
-      if (withdrawal.status !== 'COMPLETED' || byReference.has(payoutReference(withdrawal.id))) continue;
+      if (withdrawal.status !== 'COMPLETED' || listedOf.has(withdrawal.id)) continue;
       // Listed late, or just outside the period by the PSP's clock: asked for by its reference first.
-      const known = await adapter.findPayout(payoutReference(withdrawal.id));
+      const known = await adapter.findPayout(payoutReference(withdrawal.id), withdrawal.providerReference);
       if (known?.status === 'COMPLETED') continue;
       differences.push({
         kind: 'PAYOUT_NOT_AT_PSP',
@@ -114,6 +121,19 @@ export class SentPixService implements OnModuleInit {
       });
     }
     return differences;
+  }
+
+  /**
+   * The withdrawal a listed send is of, outside the period's: the one that recorded its id; or, for a send
+   * named with our reference, the withdrawal of that reference when it recorded no id of its own (none
+   * attempted under this design: an id recorded and another means the send is someone else's).
+   */
+  private async withdrawalOf(provider: string, payout: ListedPayout, period: ReadonlyMap<string, WithdrawalEntity>): Promise<WithdrawalEntity | null> {
+    const recorded = await this.withdrawals.findByProviderReference(provider, payout.providerReference);
+    if (recorded) return recorded;
+    if (payout.reference === null) return null;
+    const named = period.get(payout.reference) ?? (await this.withdrawals.findById(Number(payout.reference)));
+    return named && named.provider === provider && named.providerReference === null ? named : null;
   }
 }
 

@@ -7,6 +7,12 @@ import { ProviderRefusedError } from './provider-operation';
 export interface PayoutRequest {
   /** Our idempotency reference: the withdrawal's id (payoutReference), the same on every try. The provider makes at most one payout per reference. */
   reference: string;
+  /**
+   * The provider's own id of this payout, as the withdrawal recorded it at its first attempt
+   * (providerReferenceFor then; the reference itself for a provider without one of its own): every
+   * attempt is sent under it.
+   */
+  providerReference: string;
   /** What reaches the key: the amount less the fees. */
   netAmountCents: Cents;
   pixKey: string;
@@ -79,11 +85,21 @@ export interface PayoutProvider {
   /**
    * What the provider knows of the payout of this reference, or null when it never received one (the
    * recovery job asks when the answer to a request or its callback was lost; null: it sends it again
-   * under the same reference).
+   * under the same reference). `providerReference`: the id the withdrawal recorded at its first attempt
+   * (null before any), which the provider looks up rather than one derived anew.
    */
-  findPayout(reference: string): Promise<PayoutResult | null>;
+  findPayout(reference: string, providerReference: string | null): Promise<PayoutResult | null>;
   /** Every payout the provider made in [from, to), ours and others (reconciliation), where it can list them. */
   listPayouts?(from: Date, to: Date): Promise<ListedPayout[]>;
+  /** The provider's own id for the payout of `reference` (Efí's idEnvio), fixed on the withdrawal at its first attempt; the reference itself when omitted. */
+  providerReferenceFor?(reference: string): string;
+  /**
+   * The least time between two attempts to send one payout (ms; 0 when omitted): long enough for whatever
+   * an attempt did at the provider (an answer lost, a request still on its way) to show in a look-up. A
+   * payout is sent again only when the look-up finds nothing that long after the last attempt, so a
+   * refusal of the new attempt is the payout's fate, not a clash with an earlier one still on its way.
+   */
+  readonly resendAfterMs?: number;
   /** Whether it needs the seller's document (`payee`) to pay out: a withdrawal of a seller without one is refused. */
   readonly requiresPayeeDocument?: boolean;
   /**

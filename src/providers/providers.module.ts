@@ -92,7 +92,7 @@ function apiPixAdapters(client: ApiPixClient, config: AppConfig, efi: EfiPayoutP
       config.apiPix.inboxMax,
       pix,
       automaticPix,
-      efi ? { provider: EFI, referenceOf: (sendId) => efi.referenceOf(sendId) } : null,
+      efi ? { provider: EFI } : null,
     ),
   };
 }

@@ -153,7 +153,7 @@ describe('Payouts whose answer was lost, recovered by asking the provider', () =
       await db.query(`DROP TRIGGER fault_payout_unreachable ON sandbox_payouts`);
       await db.query(`DROP FUNCTION fault_payout_unreachable()`);
     }
-    expect(await provider.findPayout(String(id))).toBeNull();
+    expect(await provider.findPayout(String(id), null)).toBeNull();
     expect(await withdrawalRow(id)).toMatchObject({ status: 'PENDING', externalId: null });
     expect(await balanceOf(t, seller)).toEqual({ available: 50_000 - 16_000, blocked: 16_000, total: 50_000 });
 
@@ -162,7 +162,7 @@ describe('Payouts whose answer was lost, recovered by asking the provider', () =
     expect(run.recoveredPayouts).toBe(0);
     await until('the payout to be recorded as sent', async () => (await withdrawalRow(id)).externalId);
     expect(await withdrawalRow(id)).toMatchObject({ status: 'PENDING', externalId: `sbx_po_${id}`, checks: 1, checkLater: true });
-    expect(await provider.findPayout(String(id))).toEqual({ status: 'PENDING', externalId: `sbx_po_${id}`, reason: null });
+    expect(await provider.findPayout(String(id), null)).toEqual({ status: 'PENDING', externalId: `sbx_po_${id}`, reason: null });
     expect(await payoutsAt(id)).toEqual([{ status: 'ACCEPTED', net: 15_800 }]);
     // Backoff: the next look-up is put off; a pass now asks nothing and sends nothing.
     const again = (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({}).expect(200)).body;
@@ -210,26 +210,26 @@ describe('Payouts whose answer was lost, recovered by asking the provider', () =
   it('sandbox payout provider: one payout per reference, whatever asks; its look-up says what it holds, or null', async () => {
     const provider = t.app.get(ProviderRegistry).payout('sandbox');
     const stamp = Date.now();
-    const ask = (reference: string, netCents: number) => ({ reference, netAmountCents: cents(netCents), pixKey: CPF_KEY, pixKeyType: 'CPF' as const, payee: null });
+    const ask = (reference: string, netCents: number) => ({ reference, providerReference: reference, netAmountCents: cents(netCents), pixKey: CPF_KEY, pixKeyType: 'CPF' as const, payee: null });
     const cancelPayout = (reference: string) => (provider.cancelPayout as (reference: string) => Promise<void>).call(provider, reference);
 
-    expect(await provider.findPayout(`never-${stamp}`)).toBeNull();
+    expect(await provider.findPayout(`never-${stamp}`, null)).toBeNull();
     const first = await provider.requestPayout(ask(`again-${stamp}`, 10_000));
     expect(await provider.requestPayout(ask(`again-${stamp}`, 20_000))).toEqual(first);
-    expect(await provider.findPayout(`again-${stamp}`)).toEqual({ status: 'PENDING', externalId: first.externalId, reason: null });
+    expect(await provider.findPayout(`again-${stamp}`, null)).toEqual({ status: 'PENDING', externalId: first.externalId, reason: null });
 
     // A lost answer: the payout is made (once), every answer to it lost.
     await expect(provider.requestPayout(ask(`lost-${stamp}`, 10_017))).rejects.toThrow(/answer was lost/);
     await expect(provider.requestPayout(ask(`lost-${stamp}`, 10_017))).rejects.toThrow(/answer was lost/);
-    expect(await provider.findPayout(`lost-${stamp}`)).toEqual({ status: 'COMPLETED', externalId: `sbx_po_lost-${stamp}`, reason: null });
+    expect(await provider.findPayout(`lost-${stamp}`, null)).toEqual({ status: 'COMPLETED', externalId: `sbx_po_lost-${stamp}`, reason: null });
     // Cancelling a payout already paid leaves it paid.
     await cancelPayout(`lost-${stamp}`);
-    expect((await provider.findPayout(`lost-${stamp}`))?.status).toBe('COMPLETED');
+    expect((await provider.findPayout(`lost-${stamp}`, null))?.status).toBe('COMPLETED');
 
     // A cancelled reference is refused, and its look-up says so.
     await cancelPayout(`cancelled-${stamp}`);
     await expect(provider.requestPayout(ask(`cancelled-${stamp}`, 10_000))).rejects.toBeInstanceOf(PayoutRefusedError);
-    expect(await provider.findPayout(`cancelled-${stamp}`)).toMatchObject({ status: 'CANCELLED', reason: expect.any(String) });
+    expect(await provider.findPayout(`cancelled-${stamp}`, null)).toMatchObject({ status: 'CANCELLED', reason: expect.any(String) });
 
     const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM sandbox_payouts WHERE reference LIKE $1`, [`%-${stamp}`]);
     expect(count).toBe(3);

@@ -64,6 +64,7 @@ describe('A payout through Efí whose process is killed between the send and its
       API_PIX_RECONCILE_SECONDS: '3600',
       // Long enough that the client does not give up on the held answer before the kill.
       API_PIX_TIMEOUT_MS: '20000',
+      EFI_RESEND_AFTER_SECONDS: '25',
       PROVIDER_RECOVERY_AFTER_SECONDS: '1',
       JANITOR_SECONDS: '1',
       QUEUE_LOCK_DURATION_MS: '2000',

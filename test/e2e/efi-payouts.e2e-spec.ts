@@ -52,6 +52,7 @@ describe('Payouts through Efí (issue 38)', () => {
       PAYOUT_PROVIDER: 'efi',
       API_PIX_RECONCILE_SECONDS: '3600',
       API_PIX_TIMEOUT_MS: '1500',
+      EFI_RESEND_AFTER_SECONDS: '2',
       EFI_SEND_ID_PREFIX: PREFIX,
       PROVIDER_RECOVERY_AFTER_SECONDS: '1',
       SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
@@ -166,12 +167,12 @@ describe('Payouts through Efí (issue 38)', () => {
     expect(await balanceOf(t, seller)).toEqual({ available: 250_000 - 20 * 10_000, blocked: 0, total: 250_000 - 20 * 10_000 });
   });
 
-  it('an answer lost on every try of a call stays PENDING; the send is then found by its idEnvio (never a second send) and completes, paid once', async () => {
+  it('a send whose answer was lost stays PENDING; the send is then found by its idEnvio (never a second send) and completes, paid once', async () => {
     const seller = await fundedSeller(30_000);
-    psp.efi.dropAnswerNextSend(3);
+    psp.efi.dropAnswerNextSend(1);
     const created = await withdraw(seller, 100);
     await eventually(async () => psp.efi.send(sendIdOf(created.id)), (send) => send !== undefined, 'the send registered at the PSP');
-    // The payout job's next try (409 id_envio_duplicado) or the janitor (404 never) asks Efí by idEnvio.
+    // The janitor asks Efí by idEnvio (it is never sent again before EFI_RESEND_AFTER_SECONDS, nor while the look-up finds it).
     await eventually(
       async () => {
         await runJanitor(seller);

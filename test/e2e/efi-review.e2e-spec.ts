@@ -14,8 +14,10 @@ const PREFIX = 'GWSAQUE';
 const SELLER_CPF = '52998224725';
 const OWN_KEY = 'loja@example.com';
 const DENIED_KEY = 'negado@example.com';
-/** API_PIX_TIMEOUT_MS below: a send slot is held at most 4 × this + 5 s (11 s). */
+/** API_PIX_TIMEOUT_MS below: a send slot is held at most 2 × this + 5 s (8 s). */
 const TIMEOUT_MS = 1500;
+/** EFI_RESEND_AFTER_SECONDS below: two sends of one withdrawal are at least this far apart. */
+const RESEND_AFTER_S = 5;
 
 /**
  * Review of issue 38 (c0544ed): the money properties of the Efí payout adapter against the simulator,
@@ -55,6 +57,7 @@ describe('Payouts through Efí: review of issue 38', () => {
       PAYOUT_PROVIDER: 'efi',
       API_PIX_RECONCILE_SECONDS: '3600',
       API_PIX_TIMEOUT_MS: String(TIMEOUT_MS),
+      EFI_RESEND_AFTER_SECONDS: String(RESEND_AFTER_S),
       EFI_SEND_ID_PREFIX: prefix,
       PROVIDER_RECOVERY_AFTER_SECONDS: '1',
       SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
@@ -110,11 +113,11 @@ describe('Payouts through Efí: review of issue 38', () => {
     return row(id);
   };
 
-  it('a send slot is given back after a send whose every try timed out: the next withdrawal is sent at once, not after the slot’s 11 s lease', async () => {
+  it('a send slot is given back after a send that timed out: the next withdrawal is sent at once, not after the slot’s 8 s lease', async () => {
     const seller = await fundedSeller(30_000);
-    psp.efi.holdAnswerNextSend(3, TIMEOUT_MS + 1_000);
+    psp.efi.holdAnswerNextSend(1, TIMEOUT_MS + 1_000);
     const first = await withdraw(seller, 100);
-    await eventually(async () => psp.efi.sendRequests(sendIdOf(first.id)).length, (n) => n >= 3, 'three tries of the first send', 15_000);
+    await eventually(async () => psp.efi.sendRequests(sendIdOf(first.id)).length, (n) => n >= 1, 'the first send', 15_000);
     await sleep(TIMEOUT_MS + 500);
     const started = Date.now();
     const second = await withdraw(seller, 100);
@@ -162,5 +165,89 @@ describe('Payouts through Efí: review of issue 38', () => {
     }
   });
 
+  it('a send refused while an earlier send of the withdrawal is still on its way at Efí is not its fate: the withdrawal is never FAILED, it ends COMPLETED, paid once', async () => {
+    const seller = await fundedSeller(30_000);
+    const id = await nextWithdrawalId();
+    const only = { path: new RegExp(`/gn/pix/${sendIdOf(id)}$`) };
+    // The first send reaches Efí after the client gave up on it (handled 3 s later); the first send of
+    // this withdrawal Efí handles is refused: a retry made meanwhile (then the first is registered after
+    // it), or, when no send is made before the first is handled, the first itself (then the next, made
+    // once the look-up finds nothing EFI_RESEND_AFTER_SECONDS later, is paid).
+    psp.efi.delayNextSend(1, 3_000, only);
+    psp.efi.refuseNextSend(1, 'pagamento_negado', only);
+    const created = await withdraw(seller, 100);
+    expect(created.id).toBe(id);
+    const seen = new Set<string>();
+    const until = Date.now() + (RESEND_AFTER_S + 3) * 1000;
+    while (Date.now() < until) {
+      await runJanitor(seller);
+      seen.add((await row(id)).status);
+      await sleep(400);
+    }
+    expect(seen.has('FAILED')).toBe(false);
+    await eventually(
+      async () => {
+        await runJanitor(seller);
+        return row(id);
+      },
+      (r) => r.status === 'PROCESSING',
+      'the withdrawal sent',
+      15_000,
+    );
+    await psp.efi.settleSend(sendIdOf(id), 'REALIZADO');
+    await eventually(() => row(id), (r) => r.status === 'COMPLETED', 'the withdrawal completed');
+    expect(psp.efi.allSends().filter((send) => send.idEnvio === sendIdOf(id))).toHaveLength(1);
+    expect(await balanceOf(t, seller)).toEqual({ available: 30_000 - 10_000, blocked: 0, total: 30_000 - 10_000 });
+  });
+
+  it('Efí keeping the idEnvio of a send it refused, with its look-up failing at the refusal: the withdrawal ends FAILED with its money back, not PENDING forever on 409s', async () => {
+    const seller = await fundedSeller(30_000);
+    const id = await nextWithdrawalId();
+    psp.efi.configure({ refusedSendConsumesId: true });
+    try {
+      // Refused (a key Efí does not know), and the look-ups that follow fail for a while (the client's three tries, the janitor's).
+      psp.failNext(9, { method: 'GET', path: new RegExp(`/id-envio/${sendIdOf(id)}$`), status: 500 });
+      const created = await (await t.http.post('/api/public/cashout').set(seller.headers).send({ amount: 100, pixKey: 'ninguem@example.com', pixKeyType: 'EMAIL' }).expect(201)).body;
+      expect(created.id).toBe(id);
+      const after = await eventually(
+        async () => {
+          await runJanitor(seller);
+          return row(id);
+        },
+        (r) => r.status === 'FAILED',
+        'the withdrawal failed',
+        (RESEND_AFTER_S + 15) * 1000,
+      );
+      expect(after.failure_reason).toMatch(/id_envio_duplicado/);
+      expect(psp.efi.send(sendIdOf(id))).toBeUndefined();
+      expect(await balanceOf(t, seller)).toEqual({ available: 30_000, blocked: 0, total: 30_000 });
+    } finally {
+      psp.efi.configure({ refusedSendConsumesId: false });
+    }
+  });
+
   // Last: it restarts the gateway.
+  it('a send whose answer was lost, then EFI_SEND_ID_PREFIX changed: the withdrawal is looked up and settled under the idEnvio it was sent with, never sent again under a new one', async () => {
+    const seller = await fundedSeller(30_000);
+    const id = await nextWithdrawalId();
+    psp.efi.dropAnswerNextSend(3, { path: new RegExp(`/gn/pix/${sendIdOf(id)}$`) });
+    const created = await withdraw(seller, 100);
+    expect(created.id).toBe(id);
+    await eventually(async () => psp.efi.send(sendIdOf(id)), (send) => send !== undefined, 'the send registered at Efí');
+    await t.close();
+    t = await gateway('GWNOVO');
+    await eventually(
+      async () => {
+        await runJanitor(seller);
+        return row(id);
+      },
+      (r) => r.status === 'PROCESSING',
+      'the withdrawal found under its first idEnvio',
+      20_000,
+    );
+    await psp.efi.settleSend(sendIdOf(id), 'REALIZADO');
+    await eventually(() => row(id), (r) => r.status === 'COMPLETED', 'the withdrawal completed');
+    expect(psp.efi.allSends().filter((send) => send.idEnvio.endsWith(String(id)) && send.idEnvio.startsWith('GW')).map((send) => send.idEnvio)).toEqual([sendIdOf(id)]);
+    expect(await balanceOf(t, seller)).toEqual({ available: 30_000 - 10_000, blocked: 0, total: 30_000 - 10_000 });
+  });
 });

@@ -52,6 +52,21 @@ export class WithdrawalEntity {
   @Column({ name: 'provider_amount_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
   providerAmountCents: Cents | null;
 
+  /**
+   * The provider's own id of its payout (Efí's idEnvio), fixed at the first attempt to send it: every later
+   * attempt and look-up uses it, whatever the configuration says since. Null before the first attempt.
+   */
+  @Column({ name: 'provider_reference', type: 'varchar', nullable: true })
+  providerReference: string | null;
+
+  /** Attempts made to send its payout (each recorded before its call). */
+  @Column({ name: 'payout_attempts', type: 'integer', default: 0 })
+  payoutAttempts: number;
+
+  /** When the last attempt to send its payout started (database clock); null before the first. */
+  @Column({ name: 'last_payout_attempt_at', type: 'timestamptz', nullable: true })
+  lastPayoutAttemptAt: Date | null;
+
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true })
   processedAt: Date | null;
 

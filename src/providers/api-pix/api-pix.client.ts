@@ -68,9 +68,12 @@ export class ApiPixClient {
 
   /**
    * One call to the API (path under API_PIX_BASE_URL, or with `fromOrigin` under its origin: a PSP's own
-   * extensions, such as Efí's /v3/gn/pix), with the retries above; 2xx and 404 are answered.
+   * extensions, such as Efí's /v3/gn/pix), with the retries above (`once`: none, for a request that must
+   * not be repeated before its fate is known; a 401 is still tried once more with a new token, as the PSP
+   * did nothing with it); 2xx and 404 are answered.
    */
-  async call<T>(method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE', path: string, body?: unknown, options: { fromOrigin?: boolean } = {}): Promise<ApiPixAnswer<T>> {
+  async call<T>(method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE', path: string, body?: unknown, options: { fromOrigin?: boolean; once?: boolean } = {}): Promise<ApiPixAnswer<T>> {
+    const retries = options.once ? 0 : BACKOFF_MS.length;
     const url = `${options.fromOrigin ? new URL(this.connection.baseUrl).origin : this.connection.baseUrl}${path}`;
     let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
@@ -78,7 +81,7 @@ export class ApiPixClient {
       try {
         answer = await this.send(method, url, body, await this.accessToken());
       } catch (error) {
-        if (attempt >= BACKOFF_MS.length) throw new PixProviderUnavailableError(`API Pix ${method} ${path} failed: ${(error as Error).message}`);
+        if (attempt >= retries) throw new PixProviderUnavailableError(`API Pix ${method} ${path} failed: ${(error as Error).message}`);
         this.logger.warn({ err: error, method, path, attempt }, 'API Pix call failed; retrying');
         await sleep(BACKOFF_MS[attempt]);
         continue;
@@ -92,7 +95,7 @@ export class ApiPixClient {
       }
       if ((answer.status >= 200 && answer.status < 300) || answer.status === 404) return answer as ApiPixAnswer<T>;
       if (answer.status >= 500 || answer.status === 429) {
-        if (attempt >= BACKOFF_MS.length) throw new PixProviderUnavailableError(`API Pix ${method} ${path} answered ${answer.status}`);
+        if (attempt >= retries) throw new PixProviderUnavailableError(`API Pix ${method} ${path} answered ${answer.status}`);
         await sleep(BACKOFF_MS[attempt]);
         continue;
       }

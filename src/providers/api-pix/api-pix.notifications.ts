@@ -20,18 +20,18 @@ export function notifiedEndToEndIds(body: unknown): string[] | null {
   return ids.every((id): id is string => typeof id === 'string' && END_TO_END_ID.test(id)) ? ids : null;
 }
 
-/** Efí's sends, notified on the same webhook (efi-pix-envio.md §3.3): whose they are, and the reference of one of the gateway's idEnvio. */
+/** Efí's sends, notified on the same webhook (efi-pix-envio.md §3.3): the payout provider they are of. */
 export interface SentPixNotices {
   provider: string;
-  referenceOf(sendId: string): string | null;
 }
 
 const SEND_ID = /^[a-zA-Z0-9]{1,35}$/;
 
 /**
  * What a /pix callback names: the end-to-end ids of Pix received (or returns), and, with Efí's sends
- * configured, the references of the gateway's sent Pix (items `tipo` SOLICITACAO with `gnExtras.idEnvio`;
- * a send the gateway did not make is left to reconciliation). Null when the body is not a callback.
+ * configured, the idEnvio of sent Pix (items `tipo` SOLICITACAO with `gnExtras.idEnvio`: the worker finds
+ * the withdrawal that recorded it; one that names none is counted, and reconciliation lists a send the
+ * gateway did not make). Null when the body is not a callback.
  */
 export function notifiedPixObjects(body: unknown, sent: SentPixNotices | null): NotifiedObject[] | null {
   if (typeof body !== 'object' || body === null || !Array.isArray((body as { pix?: unknown }).pix)) return null;
@@ -45,9 +45,8 @@ export function notifiedPixObjects(body: unknown, sent: SentPixNotices | null): 
     const sendId = extras.idEnvio;
     if (sent && tipo === 'SOLICITACAO' && typeof sendId === 'string') {
       if (!SEND_ID.test(sendId)) return null;
-      const reference = sent.referenceOf(sendId);
       const note = reasonOfFailedSend(extras.erro);
-      if (reference !== null) named.push({ id: reference, kind: 'payout', provider: sent.provider, ...(note ? { note } : {}) });
+      named.push({ id: sendId, kind: 'payout', provider: sent.provider, ...(note ? { note } : {}) });
       continue;
     }
     if (typeof endToEndId !== 'string' || !END_TO_END_ID.test(endToEndId)) return null;

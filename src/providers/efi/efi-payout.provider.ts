@@ -20,6 +20,8 @@ export interface EfiSendSettings {
   payerKey: string;
   /** The API Pix client's longest wait for one answer: a send slot is held at most a few of them. */
   timeoutMs: number;
+  /** The least time between two sends of one withdrawal (EFI_RESEND_AFTER_SECONDS, in ms). */
+  resendAfterMs: number;
 }
 
 /** A sent Pix as Efí's look-ups and list answer it (efi-pix-envio.md §4; the fields this adapter reads). */
@@ -68,9 +70,10 @@ export class EfiPayoutProvider implements PayoutProvider {
   readonly requiresPayeeDocument = true;
   /** The sends leave the account the API Pix adapter receives into. */
   readonly paysFrom = API_PIX;
+  readonly resendAfterMs: number;
   /** The send slots of the paying key, shared by every instance (Redis). */
   private readonly slotsKey: string;
-  /** A slot is held for one send, its retries included (three tries of the client's timeout and its backoff); one left by a killed process frees itself after that. */
+  /** A slot is held for one send (its token and its one try); one left by a killed process frees itself after that. */
   private readonly slotHeldMs: number;
 
   constructor(
@@ -79,7 +82,12 @@ export class EfiPayoutProvider implements PayoutProvider {
     private readonly redis: Redis,
   ) {
     this.slotsKey = `efi:send-slots:${createHash('sha256').update(settings.payerKey).digest('hex').slice(0, 16)}`;
-    this.slotHeldMs = settings.timeoutMs * 4 + 5_000;
+    this.slotHeldMs = settings.timeoutMs * 2 + 5_000;
+    this.resendAfterMs = settings.resendAfterMs;
+  }
+
+  providerReferenceFor(reference: string): string {
+    return this.sendId(reference);
   }
 
   /** One holder of a send slot (a semaphore's holder is one acquisition: each send takes its own). */
@@ -110,12 +118,16 @@ export class EfiPayoutProvider implements PayoutProvider {
       pagador: { chave: this.settings.payerKey, infoPagador: `Saque ${request.reference}` },
       favorecido: { chave: request.pixKey, [request.payee.documentType === 'CPF' ? 'cpf' : 'cnpj']: request.payee.documentNumber },
     };
-    const sendId = this.sendId(request.reference);
+    // The idEnvio the withdrawal recorded at its first attempt, whatever EFI_SEND_ID_PREFIX says now.
+    const sendId = request.providerReference;
     const slot = this.slot();
     await slot.acquire();
     let answer: { status: number; body: SendAnswer };
     try {
-      answer = await this.client.call<SendAnswer>('PUT', `/${this.settings.sendVersion}/gn/pix/${sendId}`, body, { fromOrigin: true });
+      // One try: a try retried here could be refused while the first is still on its way at Efí, and
+      // that refusal taken for the withdrawal's fate. No answer is left to the recovery job, which looks
+      // it up and sends again only EFI_RESEND_AFTER_SECONDS after this attempt.
+      answer = await this.client.call<SendAnswer>('PUT', `/${this.settings.sendVersion}/gn/pix/${sendId}`, body, { fromOrigin: true, once: true });
     } catch (error) {
       if (!(error instanceof PixRequestRefusedError)) throw error;
       // The id was used already: by this withdrawal's own earlier try (its answer lost), which the look-up finds.
@@ -130,8 +142,8 @@ export class EfiPayoutProvider implements PayoutProvider {
     return { externalId, status: 'PROCESSING' };
   }
 
-  async findPayout(reference: string): Promise<PayoutResult | null> {
-    const answer = await this.client.call<SentPix>('GET', `/v2/gn/pix/enviados/id-envio/${this.sendId(reference)}`, undefined, { fromOrigin: true });
+  async findPayout(reference: string, providerReference: string | null): Promise<PayoutResult | null> {
+    const answer = await this.client.call<SentPix>('GET', `/v2/gn/pix/enviados/id-envio/${providerReference ?? this.sendId(reference)}`, undefined, { fromOrigin: true });
     if (answer.status === 404) return null;
     return resultOf(answer.body);
   }
@@ -162,17 +174,20 @@ export class EfiPayoutProvider implements PayoutProvider {
   }
 
   /**
-   * A 409 on our idEnvio: the send that took it, looked up (never a new id); none found is an unknown outcome
-   * (asked again later). A send of another amount or key under it is not this withdrawal's (another
-   * environment on the account with the same prefix, a send made by hand): never taken as its payment.
+   * A 409 on our idEnvio: the send that took it, looked up (never a new id). A send of another amount or
+   * key under it is not this withdrawal's (another environment on the account with the same prefix, a send
+   * made by hand): never taken as its payment, left to an operator. None found is a refusal: the id is
+   * held with no send under it (Efí keeps the idEnvio of a send it refused), and no earlier attempt of
+   * ours can be on its way any more (attempts are EFI_RESEND_AFTER_SECONDS apart), so it can never be paid.
    */
   private async receiptOfEarlierSend(request: PayoutRequest, conflict: PixRequestRefusedError): Promise<PayoutReceipt> {
-    const { reference } = request;
-    const earlier = await this.findPayout(reference);
-    if (!earlier?.externalId) throw new Error(`Efí answered 409 for the send of ${reference} and has none under its id yet: ${conflict.message}`);
+    const { reference, providerReference } = request;
+    const earlier = await this.findPayout(reference, providerReference);
+    if (!earlier) throw new PayoutRefusedError(reference, `${reasonOf(conflict)} (Efí holds the idEnvio ${providerReference} with no send under it)`);
     if ((earlier.amountCents !== undefined && earlier.amountCents !== request.netAmountCents) || (earlier.pixKey !== undefined && !samePixKey(earlier.pixKey, request.pixKey))) {
-      throw new Error(`Efí has a send under ${this.sendId(reference)} of another amount or key than withdrawal ${reference}'s: not its payment; left to an operator`);
+      throw new Error(`Efí has a send under ${providerReference} of another amount or key than withdrawal ${reference}'s: not its payment; left to an operator`);
     }
+    if (!earlier.externalId) throw new Error(`Efí answered 409 for the send of ${reference} and its look-up gives no end-to-end id yet`);
     if (earlier.status === 'REJECTED') throw new PayoutRefusedError(reference, earlier.reason ?? 'NAO_REALIZADO');
     return { externalId: earlier.externalId, status: 'PROCESSING' };
   }
