@@ -108,6 +108,8 @@ const FAILING_CARD = '4000000000000119';
 const PAID_THEN_REFUSED_CARD = '4000000000000341';
 const customer = { name: 'Ana Souza', email: 'ana@example.com', document: { type: 'cpf', number: '52998224725' }, phone: '11987654321' };
 const card = (number) => ({ number, holderName: 'ANA SOUZA', expirationMonth: '12', expirationYear: '2035', cvv: '123' });
+/** Debit's 3-D Secure result as the BP.Mpi script gives it for an authenticated cardholder: ECI 02 for Mastercard, 05 for Visa and Elo. */
+const threeDSecure = (number) => ({ cavv: 'AAABB2gHA1B5EFNjWQcDAAAAAAA=', eci: number.startsWith('5') ? '02' : '05', version: '2', referenceId: 'a24a5d87-b1a1-4aef-a37b-2f30b91274e6' });
 
 // ---------- figures ----------
 
@@ -373,7 +375,7 @@ const SCENARIOS = [
   }],
   [1, 'card sale, refused card', (state, seller) => createSale(state, seller, saleBody('CREDIT_CARD', { card: card(REFUSED_CARD) }), 'card sale (refused card)')],
   [1, 'card sale, failing card', (state, seller) => createSale(state, seller, saleBody('CREDIT_CARD', { card: card(FAILING_CARD) }), 'card sale (failing card)')],
-  [1, 'debit card sale', (state, seller) => createSale(state, seller, saleBody('DEBIT_CARD', { card: card(pick(GOOD_CARDS)) }), 'debit card sale')],
+  [1, 'debit card sale', (state, seller) => createSale(state, seller, saleBody('DEBIT_CARD', { card: ((number) => ({ ...card(number), threeDSecure: threeDSecure(number) }))(pick(GOOD_CARDS)) }), 'debit card sale')],
   [4, 'PIX sale', async (state, seller) => {
     const sale = await createSale(state, seller, saleBody('PIX'), 'PIX sale');
     if (!sale || Math.random() < 0.15) return; // some stay PENDENTE: legitimately pending

@@ -36,6 +36,31 @@ describe('sale request rules', () => {
     expect(fields({ amount: 10000, paymentMethod: 'BOLETO', subscription: { enabled: false } })).toEqual(['paymentMethod']);
   });
 
+  it('a debit sale must carry an authenticated 3-D Secure result for a brand 3-D Secure runs for (issue 39); credit need not', () => {
+    const errors = (request: SaleRequest) => {
+      try {
+        checkSaleRules(request);
+        return [];
+      } catch (error) {
+        return (error as RequestValidationError).fieldErrors.map((e) => `${e.field}: ${e.message}`);
+      }
+    };
+    const authenticated = { cavv: 'AAABB2gHA1B5EFNjWQcDAAAAAAA=', eci: '05', version: '2', referenceId: 'ref-1' };
+    const debit: SaleRequest = { amount: 10000, paymentMethod: 'DEBIT_CARD', card };
+    expect(errors(debit)).toEqual([expect.stringMatching(/^card\.threeDSecure: DEBIT_CARD sales must be authenticated by 3-D Secure/)]);
+    expect(errors({ ...debit, card: { ...card, threeDSecure: authenticated } })).toEqual([]);
+    expect(errors({ ...debit, card: { ...card, threeDSecure: { ...authenticated, eci: '6' } } })).toEqual([]);
+    expect(errors({ ...debit, card: { ...card, threeDSecure: { ...authenticated, eci: '07' } } })).toEqual([
+      'card.threeDSecure.eci: ECI 07 means the VISA cardholder was not authenticated (DATA_ONLY): a debit sale needs an authenticated cardholder',
+    ]);
+    // Mastercard's ECIs are 02 and 01: Visa's 05 is not an authentication there.
+    const mastercard = { ...card, number: '5555555555554444' };
+    expect(errors({ ...debit, card: { ...mastercard, threeDSecure: { ...authenticated, eci: '02' } } })).toEqual([]);
+    expect(errors({ ...debit, card: { ...mastercard, threeDSecure: authenticated } })).toEqual([expect.stringMatching(/^card\.threeDSecure\.eci: ECI 05 means the MASTERCARD cardholder was not authenticated/)]);
+    expect(errors({ ...debit, card: { ...card, number: '6062825624254001', threeDSecure: authenticated } })).toEqual([expect.stringMatching(/^card\.threeDSecure: 3-D Secure is not offered for HIPERCARD/)]);
+    expect(errors({ ...base, card: { ...card, threeDSecure: { ...authenticated, eci: '07' } } })).toEqual([]);
+  });
+
   it('answers MINIMUM_AMOUNT under 100 cents', () => {
     expect(codeOf(() => checkSaleRules({ ...base, amount: 99 }))).toBe('MINIMUM_AMOUNT');
     expect(codeOf(() => checkSaleRules({ ...base, amount: 100 }))).toBeNull();

@@ -1,4 +1,6 @@
 import { AUTOMATIC_PIX_LAST_SEND_DAYS, AUTOMATIC_PIX_PERIODS } from './automatic-pix';
+import { detectCardBrand } from './card';
+import { eciMeaning, isAuthenticatedEci, THREE_DS_BRANDS } from './eci';
 import { BillingCycle } from './subscription-billing';
 import { DomainError, FieldError, RequestValidationError } from './domain-error';
 import { cents } from './money';
@@ -20,6 +22,8 @@ export interface SaleRequest {
     expirationYear: string;
     cvv: string;
     installments?: number;
+    /** 3-D Secure 2.2's result (required for debit). */
+    threeDSecure?: { cavv: string; xid?: string; eci: string; version: string; referenceId: string };
   };
   installments?: { number?: number };
   subscription?: { enabled: boolean; billingCycle?: string; automaticPix?: boolean; trialDays?: number };
@@ -57,6 +61,7 @@ export function checkSaleRules(request: SaleRequest, today = new Date()): void {
     const current = today.getUTCFullYear() * 12 + today.getUTCMonth() + 1;
     if (expiry < current) errors.push({ field: 'card.expirationYear', message: 'the card has expired' });
   }
+  if (request.card && request.paymentMethod === 'DEBIT_CARD') errors.push(...debitAuthenticationErrors(request.card));
   if (request.subscription && request.paymentMethod !== 'CREDIT_CARD' && request.paymentMethod !== 'PIX') {
     errors.push({ field: 'paymentMethod', message: 'subscriptions are paid by CREDIT_CARD or PIX only' });
   }
@@ -79,6 +84,27 @@ export function checkSaleRules(request: SaleRequest, today = new Date()): void {
   }
 }
 
+/**
+ * Online debit must be authenticated by 3-D Secure (cielo-ecommerce-3.0.md §8.1): a debit sale carries
+ * `card.threeDSecure`, for a brand 3-D Secure runs for, with an ECI that says the cardholder was
+ * authenticated (by the issuer, or by the brand on its behalf: §8.5). Anything else is refused before the
+ * acquirer is asked.
+ */
+function debitAuthenticationErrors(card: NonNullable<SaleRequest['card']>): FieldError[] {
+  const authentication = card.threeDSecure;
+  if (!authentication) {
+    return [{ field: 'card.threeDSecure', message: 'DEBIT_CARD sales must be authenticated by 3-D Secure: send what the BP.Mpi script answered (cavv, eci, version, referenceId); see POST /api/cards/3ds-token' }];
+  }
+  if (typeof authentication.eci !== 'string' || typeof card.number !== 'string') return [];
+  const brand = detectCardBrand(card.number);
+  const meaning = eciMeaning(brand, authentication.eci);
+  if (meaning === null) return [{ field: 'card.threeDSecure', message: `3-D Secure is not offered for ${brand ?? 'this card'}'s debit (only ${THREE_DS_BRANDS.join(', ')})` }];
+  if (!isAuthenticatedEci(brand, authentication.eci)) {
+    return [{ field: 'card.threeDSecure.eci', message: `ECI ${authentication.eci} means the ${brand} cardholder was not authenticated (${meaning}): a debit sale needs an authenticated cardholder` }];
+  }
+  return [];
+}
+
 /** FORBIDDEN when the seller may not take payments by the request's method. */
 export function checkPaymentPermission(method: SalePaymentMethod, permissions: PaymentPermissions): void {
   const allowed: Record<SalePaymentMethod, boolean> = {
@@ -99,6 +125,6 @@ export function checkPaymentPermission(method: SalePaymentMethod, permissions: P
  */
 export function withoutCardSecrets<T extends SaleRequest>(request: T): Omit<T, 'card'> & { card?: Record<string, unknown> } {
   if (!request.card) return request;
-  const { number, cvv: _cvv, ...rest } = request.card;
+  const { number, cvv: _cvv, threeDSecure: _authentication, ...rest } = request.card;
   return { ...request, card: { ...rest, lastFour: number.slice(-4) } };
 }

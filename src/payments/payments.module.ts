@@ -11,6 +11,7 @@ import { AutomaticPixRepository } from './automatic-pix.repository';
 import { AutomaticPixService } from './automatic-pix.service';
 import { BillingService } from './billing.service';
 import { ChargesService } from './charges.service';
+import { CardAuthenticationController } from './card-authentication.controller';
 import { CheckoutService } from './checkout.service';
 import { MoneyPipeline } from './money-pipeline';
 import { PaymentsScheduler } from './payments.scheduler';
@@ -29,7 +30,7 @@ import { SubscriptionActionsService } from './subscription-actions.service';
  */
 @Module({
   imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule, IntakeModule],
-  controllers: [SalesController, RefundsController, SubscriptionActionsController],
+  controllers: [SalesController, RefundsController, SubscriptionActionsController, CardAuthenticationController],
   providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
   exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
 })

@@ -95,6 +95,17 @@ export interface CardProvider {
    * approved charge, or more than what is left of it).
    */
   refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer>;
+  /** A token for the seller's checkout page to authenticate a cardholder by 3-D Secure 2.2 (debit); where the acquirer offers it. */
+  threeDSecureToken?(): Promise<ThreeDSecureToken>;
+}
+
+/** An access token for the 3-D Secure script (Cielo's BP.Mpi) on the seller's checkout page (POST /api/cards/3ds-token). */
+export interface ThreeDSecureToken {
+  accessToken: string;
+  expiresAt: Date;
+  /** bpmpi_config's Environment (SDB, PRD), or SANDBOX where no script runs. */
+  environment: 'SDB' | 'PRD' | 'SANDBOX';
+  scriptUrl: string | null;
 }
 
 /** Issues boletos (and takes transfers) for the sales of its rail. */

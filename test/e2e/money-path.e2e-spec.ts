@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { canonicalJson } from '../../src/idempotency/idempotency.service';
 import { createSeller, TestSeller } from './setup/factories';
-import { balanceOf, card, createSale, saleBody, sendEvent } from './setup/sales';
+import { balanceOf, card, createSale, saleBody, sendEvent, threeDSecure } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 import { recordReliability } from './setup/reliability-report';
 
@@ -203,7 +203,7 @@ describe('No card data kept in any form (issue 8, platform.md §6)', () => {
     const body = saleBody('CREDIT_CARD', { card: { ...card(number), cvv } });
     await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'card-data-1').send(body).expect(201);
     await t.http.post('/api/sales').set(seller.headers).set('Idempotency-Key', 'card-data-1').send(body).expect(201);
-    await t.http.post('/api/sales').set(seller.headers).send(saleBody('DEBIT_CARD', { card: { ...card(number), cvv } })).expect(201);
+    await t.http.post('/api/sales').set(seller.headers).send(saleBody('DEBIT_CARD', { card: { ...card(number), cvv, threeDSecure: threeDSecure() } })).expect(201);
 
     const digests = (value: string) => ['sha256', 'sha1', 'md5', 'sha512'].map((algorithm) => createHash(algorithm).update(value).digest('hex'));
     const forbidden = [

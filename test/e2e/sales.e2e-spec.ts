@@ -4,7 +4,7 @@ import jsQR from 'jsqr';
 import { hasError, parsePix } from 'pix-utils';
 import { PNG } from 'pngjs';
 import { adminHeaders, createSeller, TestSeller } from './setup/factories';
-import { balanceOf, card, customer, digitalItem, saleBody } from './setup/sales';
+import { balanceOf, card, customer, digitalItem, saleBody, threeDSecure } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -210,6 +210,25 @@ describe('POST /api/sales (spec 2.1, 2.2, 7.1)', () => {
     it('refuses installments on a debit card', async () => {
       const response = await post(saleBody('DEBIT_CARD', { installments: { number: 2 } })).expect(400);
       expect(response.body.details.field).toBe('installments.number');
+    });
+
+    it('refuses a debit sale without 3-D Secure, with an ECI that is no authentication, or with a malformed result; before anything is charged (issue 39)', async () => {
+      const { card: debitCard } = saleBody('DEBIT_CARD') as { card: Record<string, unknown> };
+      const without = await post(saleBody('DEBIT_CARD', { card: { ...debitCard, threeDSecure: undefined } })).expect(400);
+      expect(without.body.details).toEqual({ field: 'card.threeDSecure', message: expect.stringContaining('must be authenticated by 3-D Secure') });
+      const dataOnly = await post(saleBody('DEBIT_CARD', { card: { ...debitCard, threeDSecure: threeDSecure('07') } })).expect(400);
+      expect(dataOnly.body.details).toEqual({ field: 'card.threeDSecure.eci', message: expect.stringContaining('ECI 07 means the VISA cardholder was not authenticated') });
+      const malformed = await post(saleBody('DEBIT_CARD', { card: { ...debitCard, threeDSecure: { ...threeDSecure(), cavv: 'not base64!' } } })).expect(400);
+      expect(malformed.body.details.field).toBe('card.threeDSecure.cavv');
+      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM sales WHERE seller_id = $1 AND payment_method = 'DEBIT_CARD' AND status <> 'PAGO'`, [seller.id]);
+      expect(count).toBe(0);
+    });
+
+    it('gives a 3-D Secure token for the checkout page: under the sandbox a placeholder, no script (issue 39)', async () => {
+      const response = await t.http.post('/api/cards/3ds-token').set(seller.headers).send({}).expect(200);
+      expect(response.body).toEqual({ accessToken: expect.stringMatching(/^sbx_3ds_[0-9a-f]{32}$/), expiresAt: expect.any(String), environment: 'SANDBOX', scriptUrl: null });
+      expect(new Date(response.body.expiresAt).getTime()).toBeGreaterThan(Date.now());
+      await t.http.post('/api/cards/3ds-token').send({}).expect(401);
     });
 
     it('refuses a subscription paid by boleto', async () => {

@@ -18,6 +18,7 @@ import {
   CardRefundRequest,
   CardProvider,
   BoletoProvider,
+  ThreeDSecureToken,
 } from '../card-provider.port';
 import { sandboxHoldsRefund } from './sandbox-refund-hold';
 
@@ -143,6 +144,14 @@ export class SandboxPaymentProvider implements CardProvider, BoletoProvider {
       [reference, `sbx_void_${reference}`],
     );
     return this.findCharge(reference);
+  }
+
+  /**
+   * The sandbox's 3-D Secure token: a placeholder (no MPI, no script). Debit sales in the sandbox carry
+   * card.threeDSecure with the documented test values (docs/api.md), checked by the same ECI rules.
+   */
+  async threeDSecureToken(): Promise<ThreeDSecureToken> {
+    return { accessToken: `sbx_3ds_${randomBytes(16).toString('hex')}`, expiresAt: new Date(Date.now() + 20 * 60_000), environment: 'SANDBOX', scriptUrl: null };
   }
 
   async refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer> {

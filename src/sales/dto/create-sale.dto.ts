@@ -72,6 +72,39 @@ export class CustomerDto {
   phone?: string;
 }
 
+/**
+ * What Cielo's 3-D Secure 2.2 script (`BP.Mpi`, run by the seller's checkout page with the token of
+ * POST /api/cards/3ds-token) gives on `onSuccess` (../shared/reference/cielo-ecommerce-3.0.md §8.3–8.4):
+ * required for DEBIT_CARD, optional for CREDIT_CARD. Passed to the acquirer as its external
+ * authentication; never stored.
+ */
+export class ThreeDSecureDto {
+  @ApiProperty({ example: 'AAABB2gHA1B5EFNjWQcDAAAAAAA=', description: 'The authentication value (Cavv), base64' })
+  @IsDefined()
+  @Matches(/^[A-Za-z0-9+/=_-]{1,64}$/, { message: 'cavv must be the 3-D Secure authentication value, 1 to 64 base64 characters' })
+  cavv: string;
+
+  @ApiPropertyOptional({ example: null, description: 'Xid (3-D Secure 1 only; often empty in 2.x)' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9+/=_-]{1,64}$/, { message: 'xid must be 1 to 64 base64 characters' })
+  xid?: string;
+
+  @ApiProperty({ example: '05', description: 'The ECI: 05 or 06 (Visa, Elo, Amex), 02 or 01 (Mastercard) for an authenticated cardholder' })
+  @IsDefined()
+  @Matches(/^[0-9]{1,2}$/, { message: 'eci must be one or two digits' })
+  eci: string;
+
+  @ApiProperty({ example: '2', description: 'The 3-D Secure version (2 for 3-D Secure 2.x)' })
+  @IsDefined()
+  @Matches(/^[12](\.[0-9]{1,2}){0,2}$/, { message: 'version must be a 3-D Secure version such as 2 or 2.2.0' })
+  version: string;
+
+  @ApiProperty({ example: 'a24a5d87-b1a1-4aef-a37b-2f30b91274e6', description: 'The authentication ReferenceId' })
+  @IsDefined()
+  @Matches(/^[A-Za-z0-9-]{1,64}$/, { message: 'referenceId must be 1 to 64 letters, digits or hyphens' })
+  referenceId: string;
+}
+
 export class CardDto {
   @ApiProperty({ example: '4111111111111111', description: 'Tokenized: only the last four digits and the brand are kept' })
   @IsDefined()
@@ -105,6 +138,16 @@ export class CardDto {
   @Min(1, { message: 'installments must be an integer between 1 and 12' })
   @Max(12, { message: 'installments must be an integer between 1 and 12' })
   installments?: number;
+
+  @ApiPropertyOptional({
+    type: ThreeDSecureDto,
+    description: 'The 3-D Secure 2.2 authentication of the cardholder: required for DEBIT_CARD (online debit must be authenticated), optional for CREDIT_CARD',
+  })
+  @IsOptional()
+  @IsObject({ message: 'threeDSecure must be an object' })
+  @ValidateNested()
+  @Type(() => ThreeDSecureDto)
+  threeDSecure?: ThreeDSecureDto;
 }
 
 export class PixOptionsDto {

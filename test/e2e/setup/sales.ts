@@ -11,12 +11,16 @@ export const card = (number = '4111111111111111') => ({
   cvv: '123',
 });
 
+/** What Cielo's BP.Mpi script answers for an authenticated Visa cardholder (the sandbox takes the same; docs/api.md). */
+export const threeDSecure = (eci = '05') => ({ cavv: 'AAABB2gHA1B5EFNjWQcDAAAAAAA=', eci, version: '2', referenceId: 'a24a5d87-b1a1-4aef-a37b-2f30b91274e6' });
+
 /** A valid sale body for each payment method; `overrides` replace top-level fields. */
 export function saleBody(method: 'PIX' | 'CREDIT_CARD' | 'DEBIT_CARD' | 'BOLETO' | 'TRANSFER', overrides: Record<string, unknown> = {}) {
   const base: Record<string, unknown> = { amount: 10000, paymentMethod: method, customer, items: [digitalItem] };
   if (method === 'PIX') base.pix = {};
   if (method === 'BOLETO') base.boleto = {};
-  if (method === 'CREDIT_CARD' || method === 'DEBIT_CARD') base.card = card();
+  if (method === 'CREDIT_CARD') base.card = card();
+  if (method === 'DEBIT_CARD') base.card = { ...card(), threeDSecure: threeDSecure() };
   return { ...base, ...overrides };
 }
 

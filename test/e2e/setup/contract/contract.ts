@@ -98,6 +98,13 @@ const refundPostback = S.shape({
   sequence: { type: 'integer', minimum: 1 },
   data: refund,
 });
+/** POST /api/cards/3ds-token (issue 39): the token for the checkout page's 3-D Secure script. */
+const threeDSecureToken = S.shape({
+  accessToken: { type: 'string', minLength: 1 },
+  expiresAt: { type: 'string', format: 'date-time' },
+  environment: { enum: ['SDB', 'PRD', 'SANDBOX'] },
+  scriptUrl: { anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }] },
+});
 const refundList = S.shape({ refunds: { type: 'array', items: refund }, refundedAmount: cents, refundableAmount: cents });
 const reconciliation = S.shape({
   from: { type: 'string', format: 'date-time' },
@@ -197,6 +204,7 @@ const rolledSecret = S.shape({ postbackSecret: { type: 'string', pattern: '^whse
 const ROUTES: Route[] = [
   { method: 'POST', path: /^\/api\/sales$/, ok: { 201: S.saleCreated }, family: S.salesError },
   { method: 'GET', path: new RegExp(`^/api/transactions/${ID}$`), ok: { 200: S.transaction }, family: S.lookupError },
+  { method: 'POST', path: /^\/api\/cards\/3ds-token$/, ok: { 200: threeDSecureToken }, family: S.salesError },
   { method: 'POST', path: new RegExp(`^/api/sales/${ID}/refunds$`), ok: { 201: refund }, family: S.salesError },
   { method: 'GET', path: new RegExp(`^/api/sales/${ID}/refunds$`), ok: { 200: refundList }, family: S.salesError },
   { method: 'GET', path: /^\/admin\/reconciliation$/, ok: { 200: reconciliation }, family: S.accountError },
