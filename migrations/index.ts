@@ -29,6 +29,7 @@ import { AddSaleStatusChangeAudit1795600000000 } from './1795600000000-AddSaleSt
 import { RecoverPayoutsByLookUp1795610000000 } from './1795610000000-RecoverPayoutsByLookUp';
 import { KeepSubscriptionDocumentType1795620000000 } from './1795620000000-KeepSubscriptionDocumentType';
 import { KeepPayoutEvidence1795630000000 } from './1795630000000-KeepPayoutEvidence';
+import { KeepAcquirerAnswers1795640000000 } from './1795640000000-KeepAcquirerAnswers';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   RecoverPayoutsByLookUp1795610000000,
   KeepSubscriptionDocumentType1795620000000,
   KeepPayoutEvidence1795630000000,
+  KeepAcquirerAnswers1795640000000,
 ];
