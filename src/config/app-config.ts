@@ -95,7 +95,7 @@ export class AppConfig {
     return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE };
   }
   /** Cielo's API E-commerce 3.0 (CARD_PROVIDER=cielo; checked at boot then). */
-  get cielo(): { merchantId: string; merchantKey: string; apiUrl: string; queryUrl: string; caFile: string | null; timeoutMs: number; notFoundAfterSeconds: number } {
+  get cielo(): { merchantId: string; merchantKey: string; apiUrl: string; queryUrl: string; caFile: string | null; orderIdPrefix: string; timeoutMs: number; notFoundAfterSeconds: number } {
     const env = this.env;
     return {
       merchantId: env.CIELO_MERCHANT_ID ?? '',
@@ -103,6 +103,7 @@ export class AppConfig {
       apiUrl: env.CIELO_API_URL ?? '',
       queryUrl: env.CIELO_QUERY_URL ?? '',
       caFile: env.CIELO_CA_FILE ?? null,
+      orderIdPrefix: env.CIELO_ORDER_ID_PREFIX,
       timeoutMs: env.CIELO_TIMEOUT_MS,
       notFoundAfterSeconds: env.CIELO_NOT_FOUND_AFTER_SECONDS,
     };

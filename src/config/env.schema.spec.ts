@@ -102,6 +102,8 @@ describe('Cielo configuration (issue 39)', () => {
     expect(reason({ ...valid, CIELO_QUERY_URL: 'https://apiquery.cieloecommerce.cielo.com.br/' })).toMatch(/^Invalid configuration: CIELO_QUERY_URL must be an https URL without a trailing slash/);
     expect(reason({ ...valid, CIELO_CA_FILE: join(dir, 'missing.pem') })).toMatch(/^Invalid configuration: CIELO_CA_FILE cannot be read \(ENOENT\)/);
     expect(reason({ ...valid, CIELO_CA_FILE: notPem })).toMatch(/^Invalid configuration: CIELO_CA_FILE must be a PEM file holding a certificate/);
+    expect(reason({ ...valid, CIELO_ORDER_ID_PREFIX: 'GW-' })).toBe('Invalid configuration: CIELO_ORDER_ID_PREFIX must be 1 to 10 letters or digits, starting with a letter');
+    expect(reason({ ...valid, CIELO_ORDER_ID_PREFIX: 'A'.repeat(11) })).toMatch(/^Invalid configuration: CIELO_ORDER_ID_PREFIX/);
     expect(reason({ ...valid, CIELO_TIMEOUT_MS: '500' })).toBe('Invalid configuration: CIELO_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 120000');
     expect(reason({ ...valid, CIELO_NOT_FOUND_AFTER_SECONDS: '0' })).toBe('Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400');
     expect(reason({ ...valid, CIELO_TIMEOUT_MS: '30000', CIELO_NOT_FOUND_AFTER_SECONDS: '30' })).toMatch(/^Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS/);

@@ -223,6 +223,15 @@ export class EnvironmentVariables {
   CIELO_CA_FILE?: string;
 
   /**
+   * CARD_PROVIDER=cielo: the letters every MerchantOrderId starts with, before the sale's id (so that the
+   * gateway's sales are told from others of the store, another environment's on the same MerchantId
+   * among them: a look-up by MerchantOrderId must find only this gateway's). Kept within Cielo's 20.
+   */
+  @Transform(emptyToUndefined)
+  @Matches(/^[A-Za-z][A-Za-z0-9]{0,9}$/, { message: 'CIELO_ORDER_ID_PREFIX must be 1 to 10 letters or digits, starting with a letter' })
+  CIELO_ORDER_ID_PREFIX = 'GW';
+
+  /**
    * CARD_PROVIDER=cielo: longest wait for one answer of Cielo. A sale's POST is never sent again: one
    * without an answer in time is left EM_PROCESSAMENTO and found later by its MerchantOrderId.
    */

@@ -34,7 +34,8 @@ const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent | null> = {
 /** What a sale keeps of its acquirer's answer: the acquirer's id for the charge, its own code and text, what it reported captured. */
 function answerColumns(charge: ChargeResult): Partial<SaleEntity> {
   return {
-    externalTransactionId: charge.externalId,
+    // A request the acquirer refused outright made no payment: it has no id.
+    ...(charge.externalId ? { externalTransactionId: charge.externalId } : {}),
     ...(charge.acquirerReturn ? { acquirerReturnCode: charge.acquirerReturn.code, acquirerReturnMessage: charge.acquirerReturn.message } : {}),
     ...(charge.capturedCents !== undefined && charge.capturedCents !== null ? { providerAmountCents: charge.capturedCents } : {}),
   };
