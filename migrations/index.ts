@@ -30,6 +30,7 @@ import { RecoverPayoutsByLookUp1795610000000 } from './1795610000000-RecoverPayo
 import { KeepSubscriptionDocumentType1795620000000 } from './1795620000000-KeepSubscriptionDocumentType';
 import { KeepPayoutEvidence1795630000000 } from './1795630000000-KeepPayoutEvidence';
 import { RecordPayoutAttempts1795640000000 } from './1795640000000-RecordPayoutAttempts';
+import { KeepAcquirerAnswers1795650000000 } from './1795650000000-KeepAcquirerAnswers';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   KeepSubscriptionDocumentType1795620000000,
   KeepPayoutEvidence1795630000000,
   RecordPayoutAttempts1795640000000,
+  KeepAcquirerAnswers1795650000000,
 ];

@@ -94,6 +94,20 @@ export class AppConfig {
   get efi(): { sendVersion: 'v2' | 'v3'; sendIdPrefix: string; sendsAtOnce: number; resendAfterMs: number } {
     return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE, resendAfterMs: this.env.EFI_RESEND_AFTER_SECONDS * 1000 };
   }
+  /** Cielo's API E-commerce 3.0 (CARD_PROVIDER=cielo; checked at boot then). */
+  get cielo(): { merchantId: string; merchantKey: string; apiUrl: string; queryUrl: string; caFile: string | null; orderIdPrefix: string; timeoutMs: number; notFoundAfterSeconds: number } {
+    const env = this.env;
+    return {
+      merchantId: env.CIELO_MERCHANT_ID ?? '',
+      merchantKey: env.CIELO_MERCHANT_KEY ?? '',
+      apiUrl: env.CIELO_API_URL ?? '',
+      queryUrl: env.CIELO_QUERY_URL ?? '',
+      caFile: env.CIELO_CA_FILE ?? null,
+      orderIdPrefix: env.CIELO_ORDER_ID_PREFIX,
+      timeoutMs: env.CIELO_TIMEOUT_MS,
+      notFoundAfterSeconds: env.CIELO_NOT_FOUND_AFTER_SECONDS,
+    };
+  }
   /** Whether subscriptions can ask for Pix Automático: always in the sandbox; under api-pix once the receiving account is set. */
   get automaticPixAvailable(): boolean {
     return this.pixProvider === 'sandbox' || this.apiPix.receiverAccount !== null;

@@ -64,3 +64,51 @@ describe('API Pix configuration (issue 21)', () => {
     expect(reason({ ...valid, PAYOUT_PROVIDER: 'efi', EFI_RESEND_AFTER_SECONDS: '11', API_PIX_TIMEOUT_MS: '10000' })).toBeNull();
   });
 });
+
+describe('Cielo configuration (issue 39)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cielo-env-'));
+  const ca = join(dir, 'ca.pem');
+  const notPem = join(dir, 'ca.txt');
+  writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+  writeFileSync(notPem, 'not a certificate');
+  const valid = {
+    CARD_PROVIDER: 'cielo',
+    CIELO_MERCHANT_ID: '7b1d7b5e-53a4-4b0c-9b3a-2f6e1c0d9a11',
+    CIELO_MERCHANT_KEY: 'ZQWERTYUIOPASDFGHJKLZXCVBNMQWERTYUIOPASD',
+    CIELO_API_URL: 'https://api.cieloecommerce.cielo.com.br',
+    CIELO_QUERY_URL: 'https://apiquery.cieloecommerce.cielo.com.br',
+  };
+  const reason = (env: Record<string, string>) => {
+    try {
+      validateEnvironment(env);
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('accepts a complete configuration (the CA bundle optional), and the sandbox needs none of it', () => {
+    expect(reason(valid)).toBeNull();
+    expect(reason({ ...valid, CIELO_CA_FILE: ca, CIELO_TIMEOUT_MS: '5000', CIELO_NOT_FOUND_AFTER_SECONDS: '6' })).toBeNull();
+    expect(reason({ CARD_PROVIDER: 'sandbox' })).toBeNull();
+    // PAYMENT_PROVIDER names the card rail when CARD_PROVIDER is unset.
+    expect(reason({ PAYMENT_PROVIDER: 'cielo' })).toBe('Invalid configuration: CIELO_MERCHANT_ID is required when CARD_PROVIDER=cielo');
+  });
+
+  it('refuses each missing or bad value with a one-line reason naming the variable', () => {
+    for (const name of ['CIELO_MERCHANT_ID', 'CIELO_MERCHANT_KEY', 'CIELO_API_URL', 'CIELO_QUERY_URL']) {
+      expect(reason({ ...valid, [name]: '' })).toBe(`Invalid configuration: ${name} is required when CARD_PROVIDER=cielo`);
+    }
+    expect(reason({ ...valid, CIELO_MERCHANT_ID: 'store-1' })).toMatch(/^Invalid configuration: CIELO_MERCHANT_ID must be the MerchantId Cielo gave the store: a GUID$/);
+    expect(reason({ ...valid, CIELO_MERCHANT_KEY: 'two words' })).toMatch(/^Invalid configuration: CIELO_MERCHANT_KEY must be/);
+    expect(reason({ ...valid, CIELO_API_URL: 'http://api.cieloecommerce.cielo.com.br' })).toMatch(/^Invalid configuration: CIELO_API_URL must be an https URL/);
+    expect(reason({ ...valid, CIELO_QUERY_URL: 'https://apiquery.cieloecommerce.cielo.com.br/' })).toMatch(/^Invalid configuration: CIELO_QUERY_URL must be an https URL without a trailing slash/);
+    expect(reason({ ...valid, CIELO_CA_FILE: join(dir, 'missing.pem') })).toMatch(/^Invalid configuration: CIELO_CA_FILE cannot be read \(ENOENT\)/);
+    expect(reason({ ...valid, CIELO_CA_FILE: notPem })).toMatch(/^Invalid configuration: CIELO_CA_FILE must be a PEM file holding a certificate/);
+    expect(reason({ ...valid, CIELO_ORDER_ID_PREFIX: 'GW-' })).toBe('Invalid configuration: CIELO_ORDER_ID_PREFIX must be 1 to 10 letters or digits, starting with a letter');
+    expect(reason({ ...valid, CIELO_ORDER_ID_PREFIX: 'A'.repeat(11) })).toMatch(/^Invalid configuration: CIELO_ORDER_ID_PREFIX/);
+    expect(reason({ ...valid, CIELO_TIMEOUT_MS: '500' })).toBe('Invalid configuration: CIELO_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 120000');
+    expect(reason({ ...valid, CIELO_NOT_FOUND_AFTER_SECONDS: '0' })).toBe('Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400');
+    expect(reason({ ...valid, CIELO_TIMEOUT_MS: '30000', CIELO_NOT_FOUND_AFTER_SECONDS: '30' })).toMatch(/^Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS/);
+  });
+});

@@ -203,6 +203,66 @@ export class EnvironmentVariables {
   @Min(1, { message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
   @Max(3600, { message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
   EFI_RESEND_AFTER_SECONDS = 60;
+  /** CARD_PROVIDER=cielo: the store's id at Cielo (the MerchantId header, a GUID). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: 'CIELO_MERCHANT_ID must be the MerchantId Cielo gave the store: a GUID' })
+  CIELO_MERCHANT_ID?: string;
+
+  /** CARD_PROVIDER=cielo: the store's key at Cielo (the MerchantKey header), a secret. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[!-~]{1,100}$/, { message: 'CIELO_MERCHANT_KEY must be the MerchantKey Cielo gave the store (printable characters, no spaces)' })
+  CIELO_MERCHANT_KEY?: string;
+
+  /** CARD_PROVIDER=cielo: the transactional host (sales, captures, voids), e.g. https://api.cieloecommerce.cielo.com.br. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(HTTPS_URL, { message: 'CIELO_API_URL must be an https URL without a trailing slash, e.g. https://api.cieloecommerce.cielo.com.br' })
+  CIELO_API_URL?: string;
+
+  /** CARD_PROVIDER=cielo: the query host (look-ups by PaymentId and by MerchantOrderId), e.g. https://apiquery.cieloecommerce.cielo.com.br. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(HTTPS_URL, { message: 'CIELO_QUERY_URL must be an https URL without a trailing slash, e.g. https://apiquery.cieloecommerce.cielo.com.br' })
+  CIELO_QUERY_URL?: string;
+
+  /** CARD_PROVIDER=cielo: a PEM bundle of the CAs to trust Cielo's hosts with (unset: the system's). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  CIELO_CA_FILE?: string;
+
+  /**
+   * CARD_PROVIDER=cielo: the letters every MerchantOrderId starts with, before the sale's id (so that the
+   * gateway's sales are told from others of the store, another environment's on the same MerchantId
+   * among them: a look-up by MerchantOrderId must find only this gateway's). Kept within Cielo's 20.
+   */
+  @Transform(emptyToUndefined)
+  @Matches(/^[A-Za-z][A-Za-z0-9]{0,9}$/, { message: 'CIELO_ORDER_ID_PREFIX must be 1 to 10 letters or digits, starting with a letter' })
+  CIELO_ORDER_ID_PREFIX = 'GW';
+
+  /**
+   * CARD_PROVIDER=cielo: longest wait for one answer of Cielo. A sale's POST is never sent again: one
+   * without an answer in time is left EM_PROCESSAMENTO and found later by its MerchantOrderId.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 120000' })
+  @Min(1000, { message: 'CIELO_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 120000' })
+  @Max(120_000, { message: 'CIELO_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 120000' })
+  CIELO_TIMEOUT_MS = 30_000;
+
+  /**
+   * CARD_PROVIDER=cielo: how long after a card sale was sent Cielo's look-up by MerchantOrderId finding no
+   * payment means none will ever be made (the sale then fails, FALHA). Before it, "none found" is no answer
+   * and the janitor asks again: POST /1/sales has no idempotency, so a sale is never sent twice, and a
+   * payment still on its way, or not yet indexed by the look-up, must have time to show.
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Min(1, { message: 'CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Max(86_400, { message: 'CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
+  CIELO_NOT_FOUND_AFTER_SECONDS = 900;
 
   @Transform(toBoolean)
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
@@ -507,6 +567,7 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     throw new InvalidEnvironmentError('Invalid configuration: SANDBOX_CLOCK_MOVES_REAL_RECORDS cannot be true when NODE_ENV=production (the sandbox never moves a real record)');
   }
   checkApiPix(env);
+  checkCielo(env);
   if (env.PAYOUT_PROVIDER === 'efi' && env.PIX_PROVIDER !== 'api-pix') {
     // Payouts leave from the account the Pix were received in: Efí's send rides on its API Pix connection.
     throw new InvalidEnvironmentError('Invalid configuration: PAYOUT_PROVIDER=efi requires PIX_PROVIDER=api-pix configured against Efí (the same host, OAuth client, certificate and receiver key)');
@@ -552,4 +613,31 @@ function checkApiPix(env: EnvironmentVariables): void {
   if (webhook.search || webhook.hash) fail('API_PIX_WEBHOOK_URL must have no query or fragment');
   const segment = webhook.pathname.replace(/\/+$/, '').split('/').pop() ?? '';
   if (!UNGUESSABLE_SEGMENT.test(segment)) fail('API_PIX_WEBHOOK_URL must end in an unguessable path segment: 22 or more letters, digits, - or _ (e.g. openssl rand -hex 16)');
+}
+
+/**
+ * With CARD_PROVIDER=cielo (or PAYMENT_PROVIDER=cielo with no CARD_PROVIDER), the store's credentials and
+ * both hosts are required; the CA bundle, when given, must hold PEM; a look-up's "none found" is trusted
+ * only after the POST's longest wait.
+ */
+function checkCielo(env: EnvironmentVariables): void {
+  if ((env.CARD_PROVIDER ?? env.PAYMENT_PROVIDER) !== 'cielo') return;
+  const fail = (reason: string) => {
+    throw new InvalidEnvironmentError(`Invalid configuration: ${reason}`);
+  };
+  for (const name of ['CIELO_MERCHANT_ID', 'CIELO_MERCHANT_KEY', 'CIELO_API_URL', 'CIELO_QUERY_URL'] as const) {
+    if (!env[name]) fail(`${name} is required when CARD_PROVIDER=cielo`);
+  }
+  if (env.CIELO_CA_FILE) {
+    let text: string;
+    try {
+      text = readFileSync(env.CIELO_CA_FILE, 'utf8');
+    } catch (error) {
+      return fail(`CIELO_CA_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${env.CIELO_CA_FILE}`);
+    }
+    if (!/-----BEGIN [A-Z ]*CERTIFICATE-----/.test(text)) fail(`CIELO_CA_FILE must be a PEM file holding a certificate: ${env.CIELO_CA_FILE}`);
+  }
+  if (env.CIELO_NOT_FOUND_AFTER_SECONDS * 1000 <= env.CIELO_TIMEOUT_MS) {
+    fail('CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS: a sale still on its way would be taken as never made');
+  }
 }

@@ -510,7 +510,8 @@ function cardVoid(providers: ProviderRegistry): Pick<ProviderOperation<SaleEntit
     name: 'card void',
     provider: (sale) => sale.provider,
     reference: (sale) => chargeReference(sale.id),
-    call: (sale) => providers.card(sale.provider, `Sale ${sale.id}`).voidCharge(chargeReference(sale.id)),
+    // Never sent: its subscription stopped while it waited its turn.
+    call: (sale) => providers.card(sale.provider, `Sale ${sale.id}`).voidCharge(chargeReference(sale.id), null),
   };
 }
 

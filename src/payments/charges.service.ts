@@ -23,26 +23,37 @@ import { callProvider } from '../providers/provider-operation';
 /** Rows one scheduler pass handles per kind of work. */
 const BATCH = 500;
 
-const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent> = {
+/** The sale event of each answer; none for PENDING (the acquirer has not decided: the sale stays as it is). */
+const CHARGE_EVENTS: Record<ChargeResult['outcome'], SaleEvent | null> = {
   APPROVED: 'ACQUIRER_APPROVED',
   REFUSED: 'ACQUIRER_REFUSED',
   FAILED: 'PROCESSING_FAILED',
+  PENDING: null,
 };
+
+/** What a sale keeps of its acquirer's answer: the acquirer's id for the charge, its own code and text, what it reported captured. */
+function answerColumns(charge: ChargeResult): Partial<SaleEntity> {
+  return {
+    // A request the acquirer refused outright made no payment: it has no id.
+    ...(charge.externalId ? { externalTransactionId: charge.externalId } : {}),
+    ...(charge.acquirerReturn ? { acquirerReturnCode: charge.acquirerReturn.code, acquirerReturnMessage: charge.acquirerReturn.message } : {}),
+    ...(charge.capturedCents !== undefined && charge.capturedCents !== null ? { providerAmountCents: charge.capturedCents } : {}),
+  };
+}
 
 /**
  * The move an acquirer's answer makes of a card sale: EM_PROCESSAMENTO by the answer (FALHA when
- * nothing was charged); FALHA paid by a late approval (the FALHA retry of spec 3.1); none otherwise.
+ * nothing was charged; none while the acquirer has not decided); FALHA paid by a late approval (the
+ * FALHA retry of spec 3.1); none otherwise.
  */
 function answerMove(sale: SaleEntity, charge: ChargeResult | null, items: SaleLookupItem[] | undefined): SaleMoveRequest[] {
   if (sale.status === 'EM_PROCESSAMENTO') {
-    return [
-      charge
-        ? { sale, event: CHARGE_EVENTS[charge.outcome], extra: { externalTransactionId: charge.externalId }, items }
-        : { sale, event: 'PROCESSING_FAILED', items },
-    ];
+    if (!charge) return [{ sale, event: 'PROCESSING_FAILED', items }];
+    const event = CHARGE_EVENTS[charge.outcome];
+    return event ? [{ sale, event, extra: answerColumns(charge), items }] : [];
   }
   if (sale.status === 'FALHA' && charge?.outcome === 'APPROVED') {
-    return [{ sale, event: 'PAYMENT_CONFIRMED', extra: { externalTransactionId: charge.externalId }, items }];
+    return [{ sale, event: 'PAYMENT_CONFIRMED', extra: answerColumns(charge), items }];
   }
   return [];
 }
@@ -170,6 +181,7 @@ export class ChargesService implements OnModuleInit {
       if (!within && schedules) {
         // Nothing else to do in its transaction: the move in one statement, when it can be.
         const [move] = answerMove(held, only.charge, only.items);
+        if (!move) return { sales: new Map([[held.id, held]]), moved: 0, result: undefined };
         const done = await this.pipeline.writeAlone(this.dataSource.manager, { sales: [move] }, now, schedules);
         if (done) return { sales: done.sales, moved: 1, result: undefined };
       }
@@ -320,7 +332,10 @@ export class ChargesService implements OnModuleInit {
    */
   async recoverCharges(sellerId: number | null): Promise<number> {
     const stuck = await this.sales.claimStuckInProcessing(this.config.providerRecoveryAfterSeconds, sellerId, BATCH, this.providers.configuredNames());
-    const outcomes = await this.askProvider(stuck, (acquirer, reference) => acquirer.findCharge(reference).then((charge) => charge ?? acquirer.voidCharge(reference)));
+    // Never a charge sent again: the charge made is found by our reference, or none can come any more
+    // (voidCharge: closed at once where the provider can, or, at an acquirer without idempotency, none
+    // found once the sale was sent long enough ago; until then it throws and the sale waits).
+    const outcomes = await this.askProvider(stuck, (acquirer, reference, sentAt) => acquirer.findCharge(reference).then((charge) => charge ?? acquirer.voidCharge(reference, sentAt)));
     return this.applyOutcomesOrEach(outcomes, new Date());
   }
 
@@ -333,7 +348,7 @@ export class ChargesService implements OnModuleInit {
   async settleChargesOfStopped(subscriptionIds: number[], now: Date): Promise<void> {
     const inFlight = await this.sales.inProcessingOfSubscriptions(subscriptionIds);
     if (inFlight.length === 0) return;
-    const outcomes = await this.askProvider(inFlight, (acquirer, reference) => acquirer.voidCharge(reference));
+    const outcomes = await this.askProvider(inFlight, (acquirer, reference, sentAt) => acquirer.voidCharge(reference, sentAt));
     await this.applyOutcomesOrEach(outcomes, now);
     await this.refundDue(inFlight.map((sale) => sale.id), now).catch((error: unknown) => this.logger.warn({ err: error }, 'Refunds of charges approved after their subscription stopped are left to the recovery job'));
   }
@@ -342,11 +357,14 @@ export class ChargesService implements OnModuleInit {
    * The answer of each sale's own acquirer about its charge reference (outside any transaction); a sale
    * whose question fails (or whose acquirer is not configured any more) is left for later.
    */
-  private async askProvider(sales: Array<{ id: number; provider: string }>, ask: (acquirer: CardProvider, reference: string) => Promise<ChargeResult | null>): Promise<ChargeOutcome[]> {
+  private async askProvider(
+    sales: Array<{ id: number; provider: string; sentAt: Date }>,
+    ask: (acquirer: CardProvider, reference: string, sentAt: Date) => Promise<ChargeResult | null>,
+  ): Promise<ChargeOutcome[]> {
     const outcomes: ChargeOutcome[] = [];
-    for (const { id: saleId, provider } of sales) {
+    for (const { id: saleId, provider, sentAt } of sales) {
       try {
-        outcomes.push({ saleId, charge: await ask(this.providers.card(provider, `Sale ${saleId}`), chargeReference(saleId)) });
+        outcomes.push({ saleId, charge: await ask(this.providers.card(provider, `Sale ${saleId}`), chargeReference(saleId), sentAt) });
       } catch (error) {
         this.logger.warn({ err: error, saleId }, 'Could not settle a card charge with the provider; retrying later');
       }

@@ -5,12 +5,13 @@ import { automaticChargeDates, AutomaticPixJourney, journeyFor } from '../domain
 import { AppConfig } from '../config/app-config';
 import { addDays, boletoDueDate } from '../domain/dates';
 import { DomainError } from '../domain/domain-error';
+import { detectCardBrand } from '../domain/card';
 import { cents } from '../domain/money';
 import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmentsOf, isCardMethod, withoutCardSecrets } from '../domain/sale-request';
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { IdempotencyService, IdempotentRequest, PriorUse } from '../idempotency/idempotency.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { CardToken, chargeReference } from '../providers/card-provider.port';
+import { chargeReference, PreparedCard } from '../providers/card-provider.port';
 import { ProviderRegistry, railOf } from '../providers/provider-registry';
 import { CreateSaleDto } from '../sales/dto/create-sale.dto';
 import { CreateSaleResponse } from '../sales/dto/sale.response';
@@ -201,7 +202,12 @@ export class CheckoutService {
     const now = new Date();
     const provider = this.providers.forNew('CARD');
     const acquirer = this.providers.card(provider);
-    const card = await acquirer.tokenizeCard(request.card as NonNullable<CreateSaleDto['card']>);
+    // The card details stay in this request's memory: given to the first charge only when the acquirer
+    // takes the card in the charge itself (no token), never written anywhere.
+    const details = request.card as NonNullable<CreateSaleDto['card']>;
+    const refusal = acquirer.unsupported?.({ paymentMethod: request.paymentMethod as 'CREDIT_CARD' | 'DEBIT_CARD', subscription: request.subscription?.enabled === true, brand: detectCardBrand(details.number) });
+    if (refusal) throw new DomainError('NOT_SUPPORTED', refusal);
+    const card = await acquirer.prepareCard(details);
     const opening = openedSale({ ...this.saleColumns(sellerId, request, provider), ...cardColumns(card), status: 'PENDENTE' as const }, ['SENT_TO_ACQUIRER'], profile.fees, now);
     const itemRows = this.itemRows(request);
     const written =
@@ -230,11 +236,22 @@ export class CheckoutService {
         provider: () => provider,
         reference: (sale: SaleEntity) => chargeReference(sale.id),
         call: (sale: SaleEntity) =>
-          acquirer.chargeCard({ reference: chargeReference(sale.id), token: card.token, amountCents: sale.amountCents, installments: sale.installments ?? 1, kind: 'FIRST' }),
+          acquirer.chargeCard({
+            reference: chargeReference(sale.id),
+            token: card.token,
+            ...(card.token === null ? { card: details } : {}),
+            amountCents: sale.amountCents,
+            installments: sale.installments ?? 1,
+            kind: 'FIRST',
+            customerName: request.customer.name,
+            customerDocument: request.customer.document ?? null,
+            statementDescriptor: profile.invoiceDescriptor,
+          }),
       },
       opened,
     );
-    if (charged.kind !== 'answered') return answerOpened();
+    // No answer, or one that is not final yet (PENDING): the sale stays EM_PROCESSAMENTO for the janitor.
+    if (charged.kind !== 'answered' || charged.answer.outcome === 'PENDING') return answerOpened();
     const charge = charged.answer;
     try {
       // The answer is saved for replays, and the subscription read, in the move's transaction; with
@@ -370,7 +387,7 @@ function billingColumns(subscriptionId: number | null): Partial<SaleEntity> {
   return subscriptionId === null ? {} : { subscriptionId, billingPeriod: 0, billingAttempt: 0 };
 }
 
-function cardColumns(card: CardToken): Partial<SaleEntity> {
+function cardColumns(card: PreparedCard): Partial<SaleEntity> {
   return { cardToken: card.token, cardLastFour: card.lastFour, cardBrand: card.brand };
 }
 

@@ -15,19 +15,45 @@ export interface CardDetails {
   cvv: string;
 }
 
-/** What is kept of a card: the provider's token, the last four digits and the brand. */
-export interface CardToken {
-  token: string;
+/**
+ * What is kept of a card before its first charge: the last four digits, the brand, and the provider's
+ * token when the provider stores cards apart from charging them (the sandbox). `token` is null for an
+ * acquirer that takes the card in the charge itself (Cielo: `POST /1/sales` carries the card): its first
+ * charge is then given the card details in memory (ChargeRequest.card), never persisted.
+ */
+export interface PreparedCard {
+  token: string | null;
   lastFour: string;
   brand: string;
 }
 
 export type ChargeKind = 'FIRST' | 'RENEWAL';
 
+/** The acquirer's own code and text for its answer (Cielo's ReturnCode and ReturnMessage), kept on the sale and shown in its lookup. */
+export interface AcquirerReturn {
+  code: string;
+  message: string;
+}
+
 export interface ChargeResult {
-  outcome: 'APPROVED' | 'REFUSED' | 'FAILED';
+  /**
+   * PENDING: the acquirer took the charge and has not decided (Cielo's Status 12): the sale stays
+   * EM_PROCESSAMENTO until the janitor (or a notification) asks again.
+   */
+  outcome: 'APPROVED' | 'REFUSED' | 'FAILED' | 'PENDING';
   externalId: string;
   reason: string | null;
+  acquirerReturn?: AcquirerReturn | null;
+  /** What the acquirer reports captured for the charge (ledger:verify's evidence), when it says. */
+  capturedCents?: Cents | null;
+}
+
+/** What a charge is made with, besides its amount: the buyer's name and the seller's statement descriptor, when known. */
+export interface ChargeContext {
+  customerName?: string;
+  customerDocument?: { type: 'cpf' | 'cnpj'; number: string } | null;
+  /** The seller's invoice descriptor (upper-case letters, digits, spaces), cut to the acquirer's limit by its adapter. */
+  statementDescriptor?: string | null;
 }
 
 export interface BoletoRequest {
@@ -57,13 +83,28 @@ export type CardRefundAnswer = { status: 'COMPLETED'; externalId: string } | { s
 /** The acquirer will not make a refund (nothing approved under the reference, or more than what is left). */
 export class CardRefundRefusedError extends ProviderRefusedError {}
 
-export interface ChargeRequest {
-  /** Our idempotency reference: the sale's id. The provider makes at most one charge per reference. */
+export interface ChargeRequest extends ChargeContext {
+  /** Our reference: the sale's id. The provider makes at most one charge per reference (see chargeCard). */
   reference: string;
-  token: string;
+  /** The stored card (prepareCard's token, or a subscription's); null when the card itself is given in `card`. */
+  token: string | null;
+  /**
+   * The card itself, for the first charge at an acquirer that takes it in the charge (prepareCard gave no
+   * token): held in memory for this one call, never persisted, logged nor sent again.
+   */
+  card?: CardDetails;
   amountCents: Cents;
   installments: number;
   kind: ChargeKind;
+}
+
+/** What a provider cannot take (checked before a sale is written): its reason, or null. */
+export interface CardSaleShape {
+  paymentMethod: 'CREDIT_CARD' | 'DEBIT_CARD';
+  /** The sale opens a subscription (its renewals are charged with a stored card). */
+  subscription: boolean;
+  /** Our brand name (domain/card.ts), or null when the number's brand is unknown. */
+  brand: string | null;
 }
 
 /**
@@ -71,8 +112,16 @@ export interface ChargeRequest {
  * first with its id as the reference, and the outcome is applied in a second transaction.
  */
 export interface CardProvider {
-  tokenizeCard(card: CardDetails): Promise<CardToken>;
-  /** Idempotent by reference: the same reference again answers the first charge's result and charges nothing more. */
+  /** Why this provider cannot take such a sale (answered 422 NOT_SUPPORTED before anything is written), or null. */
+  unsupported?(sale: CardSaleShape): string | null;
+  /** The card as the sale keeps it (last four, brand, and the provider's token when it stores cards apart from charging them). */
+  prepareCard(card: CardDetails): Promise<PreparedCard>;
+  /**
+   * One charge. The sandbox is idempotent by reference (the same reference again answers the first
+   * charge's result). An acquirer without idempotency (Cielo) is sent each reference once only: the
+   * caller never sends a charge again, and the janitor settles one without an answer by findCharge and
+   * voidCharge, never by charging again.
+   */
   chargeCard(request: ChargeRequest): Promise<ChargeResult>;
   /**
    * Several charges in one call (a billing batch's cards): each answered as chargeCard would answer it
@@ -83,11 +132,16 @@ export interface CardProvider {
   /** The charge made for this reference, or null when the provider never received one (the recovery job asks). */
   findCharge(reference: string): Promise<ChargeResult | null>;
   /**
-   * Closes a reference the provider has no charge for, so that a charge still on its way is refused
-   * (answered FAILED) instead of made. Answers null when the reference is now void, or the charge the
-   * provider made first. Idempotent.
+   * Makes sure no charge can be made any more under a reference the provider has no charge for, so that
+   * its sale may fail: answers null when none can come, or the charge the provider made first.
+   * Idempotent. `sentAt`: when the charge was sent (the sale written EM_PROCESSAMENTO just before), or
+   * null when it was never sent. A provider that can close a reference (the sandbox) closes it at once:
+   * a charge still on its way is then refused (answered FAILED) instead of made. One that cannot (Cielo:
+   * no idempotency, nothing to cancel a POST on its way with) answers null only when it has none and the
+   * charge was never sent or was sent long enough ago that it would show (CIELO_NOT_FOUND_AFTER_SECONDS);
+   * before that it throws, and the janitor asks again later.
    */
-  voidCharge(reference: string): Promise<ChargeResult | null>;
+  voidCharge(reference: string, sentAt: Date | null): Promise<ChargeResult | null>;
   /**
    * Gives the customer back `amountCents` of the charge made for this reference (a seller's refund, or
    * a card charge approved after its subscription was stopped). Idempotent by `refundId`: the same id

@@ -7,6 +7,8 @@ import { ApiPixClient } from './api-pix/api-pix.client';
 import { ApiPixAutomaticProvider } from './api-pix/api-pix-automatic.provider';
 import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
 import { ApiPixNotifications } from './api-pix/api-pix.notifications';
+import { CIELO, CieloCardProvider } from './cielo/cielo-card.provider';
+import { CieloClient } from './cielo/cielo.client';
 import { EFI, EfiPayoutProvider } from './efi/efi-payout.provider';
 import { PROVIDER_ADAPTERS, ProviderAdapters, ProviderRegistry } from './provider-registry';
 import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
@@ -32,12 +34,25 @@ function apiPixClient(config: AppConfig): ApiPixClient {
   });
 }
 
+/** Cielo's client from the configuration (its CA file read once, at boot). */
+function cieloClient(config: AppConfig): CieloClient {
+  const settings = config.cielo;
+  return new CieloClient({
+    merchantId: settings.merchantId,
+    merchantKey: settings.merchantKey,
+    apiUrl: settings.apiUrl,
+    queryUrl: settings.queryUrl,
+    ca: settings.caFile ? readFileSync(settings.caFile) : null,
+    timeoutMs: settings.timeoutMs,
+  });
+}
+
 /**
  * The providers this gateway can use, each by its name, gathered into the ProviderRegistry: the sandbox
  * (every port, in-process) and, when PIX_PROVIDER=api-pix, a PSP through the BCB's API Pix (PIX, and Pix
  * Automático once its receiving account is configured), and with PAYOUT_PROVIDER=efi that PSP's sends
- * (Efí's extension, on the same connection). A new provider is its folder here and one line
- * in PROVIDER_ADAPTERS' list.
+ * (Efí's extension, on the same connection); with CARD_PROVIDER=cielo, credit card sales through Cielo's
+ * API E-commerce 3.0. A new provider is its folder here and one line in PROVIDER_ADAPTERS' list.
  */
 @Module({
   providers: [
@@ -52,8 +67,13 @@ function apiPixClient(config: AppConfig): ApiPixClient {
       useFactory: (config: AppConfig) => (config.pixProvider === 'api-pix' ? apiPixClient(config) : null),
     },
     {
+      provide: CieloClient,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => (config.providers.CARD === CIELO ? cieloClient(config) : null),
+    },
+    {
       provide: PROVIDER_ADAPTERS,
-      inject: [AppConfig, SandboxPaymentProvider, SandboxPixProvider, SandboxAutomaticPixProvider, SandboxPayoutProvider, ApiPixClient, REDIS_CLIENT],
+      inject: [AppConfig, SandboxPaymentProvider, SandboxPixProvider, SandboxAutomaticPixProvider, SandboxPayoutProvider, ApiPixClient, CieloClient, REDIS_CLIENT],
       useFactory: (
         config: AppConfig,
         card: SandboxPaymentProvider,
@@ -61,6 +81,7 @@ function apiPixClient(config: AppConfig): ApiPixClient {
         automaticPix: SandboxAutomaticPixProvider,
         payout: SandboxPayoutProvider,
         apiPix: ApiPixClient | null,
+        cielo: CieloClient | null,
         redis: Redis,
       ): ProviderAdapters[] => {
         const efi = apiPix && config.providers.PAYOUT === EFI ? new EfiPayoutProvider(apiPix, { ...config.efi, payerKey: config.apiPix.receiverKey, timeoutMs: config.apiPix.timeoutMs }, redis) : null;
@@ -69,6 +90,7 @@ function apiPixClient(config: AppConfig): ApiPixClient {
           ...(apiPix ? [apiPixAdapters(apiPix, config, efi)] : []),
           // Efí's send rides on the API Pix connection to the same PSP; its callbacks come on that webhook.
           ...(efi ? [{ name: EFI, payout: efi }] : []),
+          ...(cielo ? [{ name: CIELO, card: new CieloCardProvider(cielo, { orderIdPrefix: config.cielo.orderIdPrefix, notFoundAfterSeconds: config.cielo.notFoundAfterSeconds }) }] : []),
         ];
       },
     },

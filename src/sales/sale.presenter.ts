@@ -82,6 +82,7 @@ export function toTransaction(sale: SaleLookup, items: SaleLookupItem[]): Transa
     pixKey: sale.pixCode,
     cardLastFour: sale.cardLastFour,
     cardBrand: sale.cardBrand,
+    ...present('acquirerReturn', sale.acquirerReturnCode === null || sale.acquirerReturnCode === undefined ? null : { code: sale.acquirerReturnCode, message: sale.acquirerReturnMessage ?? '' }),
     boletoCode: sale.boletoCode,
     ...present('externalTransactionId', sale.externalTransactionId),
     ...present('installments', sale.paymentMethod === 'CREDIT_CARD' ? sale.installments : null),

@@ -58,6 +58,8 @@ export type SaleLookup = Pick<
   | 'pixCode'
   | 'cardLastFour'
   | 'cardBrand'
+  | 'acquirerReturnCode'
+  | 'acquirerReturnMessage'
   | 'boletoCode'
   | 'externalTransactionId'
   | 'shipping'
@@ -97,6 +99,8 @@ interface SaleLookupRow {
   pix_code: string | null;
   card_last_four: string | null;
   card_brand: string | null;
+  acquirer_return_code: string | null;
+  acquirer_return_message: string | null;
   boleto_code: string | null;
   external_transaction_id: string | null;
   shipping: Record<string, string> | null;
@@ -199,8 +203,8 @@ export class SalesRepository {
       this.dataSource,
       `SELECT s.id, s.seller_id, s.status, s.payment_method, s.amount_cents, s.net_amount_cents, s.system_fee_cents,
               s.reserve_amount_cents, s.installments, s.customer_name, s.customer_email, s.customer_document_number,
-              s.customer_phone, s.pix_code, s.card_last_four, s.card_brand, s.boleto_code, s.external_transaction_id,
-              s.shipping, s.created_at, s.completed_at,
+              s.customer_phone, s.pix_code, s.card_last_four, s.card_brand, s.acquirer_return_code, s.acquirer_return_message,
+              s.boleto_code, s.external_transaction_id, s.shipping, s.created_at, s.completed_at,
               ${itemsJson('sale_items i WHERE i.sale_id = s.id')} AS items
          FROM sales s WHERE s.id = $1`,
       [id],
@@ -224,6 +228,8 @@ export class SalesRepository {
         pixCode: row.pix_code,
         cardLastFour: row.card_last_four,
         cardBrand: row.card_brand,
+        acquirerReturnCode: row.acquirer_return_code,
+        acquirerReturnMessage: row.acquirer_return_message,
         boletoCode: row.boleto_code,
         externalTransactionId: row.external_transaction_id,
         shipping: row.shipping,
@@ -339,22 +345,27 @@ export class SalesRepository {
    * (provider_checked_at) so that instances running the job together never ask the provider about the
    * same sale at once. The lease is committed at once: the provider is then asked outside any transaction.
    */
-  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; provider: string }>> {
-    return RECOVERY_LEASE.claim<{ id: number; provider: string }>(
+  /**
+   * `sentAt`: when the sale was written EM_PROCESSAMENTO (updated_at: nothing else writes a sale in that
+   * status but its lease, which leaves updated_at alone), just before its charge was sent.
+   */
+  async claimStuckInProcessing(ageSeconds: number, sellerId: number | null, limit: number, providers: readonly string[]): Promise<Array<{ id: number; provider: string; sentAt: Date }>> {
+    const rows = await RECOVERY_LEASE.claim<{ id: number; provider: string; updated_at: Date }>(
       this.dataSource,
       `SELECT id FROM sales
         WHERE status = 'EM_PROCESSAMENTO' AND updated_at <= now() - make_interval(secs => $1) AND ($2::int IS NULL OR seller_id = $2)
           AND provider = ANY($4::varchar[]) AND ${RECOVERY_LEASE.free()}
         ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [ageSeconds, sellerId, limit, providers],
-      ['id', 'provider'],
+      ['id', 'provider', 'updated_at'],
     );
+    return rows.map(({ id, provider, updated_at }) => ({ id, provider, sentAt: new Date(updated_at) }));
   }
 
-  /** Card sales of these subscriptions whose charge is between its two commits (EM_PROCESSAMENTO), in id order. */
-  async inProcessingOfSubscriptions(subscriptionIds: number[]): Promise<Array<{ id: number; provider: string }>> {
+  /** Card sales of these subscriptions whose charge is between its two commits (EM_PROCESSAMENTO), in id order; `sentAt` as claimStuckInProcessing's. */
+  async inProcessingOfSubscriptions(subscriptionIds: number[]): Promise<Array<{ id: number; provider: string; sentAt: Date }>> {
     if (subscriptionIds.length === 0) return [];
-    return this.dataSource.query(`SELECT id, provider FROM sales WHERE subscription_id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO' ORDER BY id`, [subscriptionIds]);
+    return this.dataSource.query(`SELECT id, provider, updated_at AS "sentAt" FROM sales WHERE subscription_id = ANY($1::int[]) AND status = 'EM_PROCESSAMENTO' ORDER BY id`, [subscriptionIds]);
   }
 
   /** Sales still PAGO that are marked to be refunded: among `ids`, or (null) the oldest `limit` of all (of one seller, or all). */

@@ -58,6 +58,8 @@ export interface SalesProfile {
   /** Name and city written in PIX codes. */
   merchantName: string;
   merchantCity: string;
+  /** What the buyer's card statement shows (upper-case letters, digits and spaces; an acquirer may cut it shorter). */
+  invoiceDescriptor: string;
   fees: FeeSchedule;
 }
 
@@ -210,6 +212,7 @@ export class SellerService {
           isPixAvailable: seller.isPixAvailable,
           merchantName: seller.commercialName ?? seller.legalName,
           merchantCity: seller.address?.city ?? DEFAULT_MERCHANT_CITY,
+          invoiceDescriptor: seller.invoiceDescriptor,
           fees,
         },
         withdrawal: {

@@ -264,10 +264,10 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
 
   it('sandbox acquirer: a reference charged again answers its first outcome, alone, twice in one call, or beside new references', async () => {
     const provider = t.app.get(ProviderRegistry).card('sandbox');
-    const card = (number: string) => provider.tokenizeCard({ number, holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
+    const card = (number: string) => provider.prepareCard({ number, holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
     const approving = (await card('4111111111111111')).token;
     const refusing = (await card('4000000000000002')).token;
-    const ask = (reference: string, token: string) => ({ reference, token, amountCents: cents(1990), installments: 1, kind: 'FIRST' as const });
+    const ask = (reference: string, token: string | null) => ({ reference, token, amountCents: cents(1990), installments: 1, kind: 'FIRST' as const });
     const stamp = Date.now();
     const first = await provider.chargeCard(ask(`again-a-${stamp}`, approving));
     expect(first.outcome).toBe('APPROVED');
@@ -289,7 +289,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
   it('sandbox acquirer: a charge whose reference is voided while its insert is under way answers FAILED (voided), not an error', async () => {
     const provider = t.app.get(ProviderRegistry).card('sandbox');
     const reference = `late-${Date.now()}`;
-    const { token } = await provider.tokenizeCard({ number: '4111111111111111', holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
+    const { token } = await provider.prepareCard({ number: '4111111111111111', holderName: 'ANA', expirationMonth: '12', expirationYear: '2031', cvv: '123' });
     const drop = await withTrigger('fault_acquirer_slow_2', 'INSERT', 'sandbox_card_charges', `NEW.amount_cents = 4646`, `PERFORM pg_sleep(2)`);
     try {
       const charging = provider.chargeCard({ reference, token, amountCents: cents(4646), installments: 1, kind: 'FIRST' });
@@ -299,7 +299,7 @@ describe('Provider calls between two commits: faults and recovery (issue 8)', ()
         return rows.length > 0;
       });
       // Committed after the charge's statement began: outside its snapshot, yet it is what stands.
-      expect(await provider.voidCharge(reference)).toBeNull();
+      expect(await provider.voidCharge(reference, new Date())).toBeNull();
       expect(await settled).toEqual({ result: { outcome: 'FAILED', externalId: `sbx_void_${reference}`, reason: expect.stringContaining('voided') } });
       expect(await provider.findCharge(reference)).toBeNull();
     } finally {

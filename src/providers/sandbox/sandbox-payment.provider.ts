@@ -10,7 +10,7 @@ import {
   Boleto,
   BoletoRequest,
   CardDetails,
-  CardToken,
+  PreparedCard,
   ChargeRequest,
   ChargeResult,
   CardRefundAnswer,
@@ -22,7 +22,8 @@ import {
 } from '../card-provider.port';
 import { sandboxHoldsRefund } from './sandbox-refund-hold';
 
-type Outcome = ChargeResult['outcome'];
+/** The sandbox decides at once: never PENDING. */
+type Outcome = Exclude<ChargeResult['outcome'], 'PENDING'>;
 
 /** The sandbox test cards (platform.md §3): first charge, later charges. Any other valid number is approved. */
 export const SANDBOX_TEST_CARDS: Readonly<Record<string, { first: Outcome; renewal: Outcome }>> = {
@@ -68,7 +69,7 @@ export class SandboxPaymentProvider implements CardProvider, BoletoProvider {
     private readonly config: AppConfig,
   ) {}
 
-  async tokenizeCard(card: CardDetails): Promise<CardToken> {
+  async prepareCard(card: CardDetails): Promise<PreparedCard> {
     const behaviour = SANDBOX_TEST_CARDS[card.number] ?? { first: 'APPROVED', renewal: 'APPROVED' };
     return {
       token: `tok_sbx_${OUTCOME_CODES[behaviour.first]}${OUTCOME_CODES[behaviour.renewal]}_${randomBytes(12).toString('hex')}`,
@@ -93,7 +94,7 @@ export class SandboxPaymentProvider implements CardProvider, BoletoProvider {
 
   private async recordCharges(requests: ChargeRequest[]): Promise<ChargeResult[]> {
     const outcomes = requests.map((request) => {
-      const match = /^tok_sbx_([arf])([arf])_/.exec(request.token);
+      const match = /^tok_sbx_([arf])([arf])_/.exec(request.token ?? '');
       return match ? OUTCOMES_BY_CODE[request.kind === 'FIRST' ? match[1] : match[2]] : 'FAILED';
     });
     const random = randomBytes(6 * requests.length).toString('hex');
@@ -138,7 +139,8 @@ export class SandboxPaymentProvider implements CardProvider, BoletoProvider {
     return row && row.outcome !== 'VOIDED' ? toResult({ ...row, outcome: row.outcome }) : null;
   }
 
-  async voidCharge(reference: string): Promise<ChargeResult | null> {
+  /** Closes the reference at once, whenever its charge was sent: a charge recorded after it is refused. */
+  async voidCharge(reference: string, _sentAt: Date | null = null): Promise<ChargeResult | null> {
     await this.dataSource.query(
       `INSERT INTO sandbox_card_charges (reference, outcome, external_id) VALUES ($1, 'VOIDED', $2) ON CONFLICT (reference) DO NOTHING`,
       [reference, `sbx_void_${reference}`],

@@ -106,7 +106,7 @@ export class ThreeDSecureDto {
 }
 
 export class CardDto {
-  @ApiProperty({ example: '4111111111111111', description: 'Tokenized: only the last four digits and the brand are kept' })
+  @ApiProperty({ example: '4111111111111111', description: 'Never stored: only the last four digits, the brand and (where the acquirer keeps cards) its token are kept' })
   @IsDefined()
   @IsCardNumber()
   number: string;

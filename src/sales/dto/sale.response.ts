@@ -73,6 +73,12 @@ export class TransactionItemResponse {
   @ApiProperty({ example: false }) tangible: boolean;
 }
 
+/** The acquirer's own answer to a card charge (issue 39). */
+export class AcquirerReturnResponse {
+  @ApiProperty({ example: '05', description: 'The acquirer’s return code (Cielo’s ReturnCode: ABECS codes in production, the sandbox’s own there)' }) code: string;
+  @ApiProperty({ example: 'Não Autorizada', description: 'The acquirer’s text for it (Cielo’s ReturnMessage)' }) message: string;
+}
+
 /** Spec 2.3. */
 export class TransactionResponse {
   @ApiProperty({ example: 1234 }) id: number;
@@ -89,6 +95,11 @@ export class TransactionResponse {
   @ApiProperty({ example: '00020101021226...', nullable: true, type: String, description: 'PIX only' }) pixKey: string | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Card only' }) cardLastFour: string | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Card only' }) cardBrand: string | null;
+  @ApiPropertyOptional({
+    type: AcquirerReturnResponse,
+    description: 'Card only: the acquirer’s own code and text for its answer to the charge (why a card was refused, RECUSADO; also kept on approvals and failures); absent when the acquirer gives none (the sandbox)',
+  })
+  acquirerReturn?: AcquirerReturnResponse;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'Boleto only' }) boletoCode: string | null;
   @ApiPropertyOptional({ example: 'sbx_pix_1234', description: 'Id at the payment provider; absent until it has one' }) externalTransactionId?: string;
   @ApiPropertyOptional({ example: 3, description: 'Credit card only' }) installments?: number;

@@ -71,6 +71,17 @@ export class SaleEntity {
   @Column({ name: 'card_brand', type: 'varchar', nullable: true })
   cardBrand: string | null;
 
+  /** The acquirer's own code and text for its answer to the card charge (Cielo's ReturnCode, ReturnMessage). */
+  @Column({ name: 'acquirer_return_code', type: 'varchar', nullable: true })
+  acquirerReturnCode: string | null;
+
+  @Column({ name: 'acquirer_return_message', type: 'varchar', nullable: true })
+  acquirerReturnMessage: string | null;
+
+  /** What the acquirer reported captured for the card charge (Cielo's CapturedAmount): ledger:verify's evidence. */
+  @Column({ name: 'provider_amount_cents', type: 'bigint', nullable: true, transformer: centsTransformer })
+  providerAmountCents: Cents | null;
+
   /** The PIX copy-and-paste BR Code. */
   @Column({ name: 'pix_code', type: 'text', nullable: true })
   pixCode: string | null;

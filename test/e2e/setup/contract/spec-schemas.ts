@@ -97,6 +97,8 @@ export const transaction = shape(
     pixKey: nullable(string),
     cardLastFour: nullable(string),
     cardBrand: nullable(string),
+    // The gateway's own field (issue 39): the acquirer's code and text for its answer to a card charge.
+    acquirerReturn: shape({ code: string, message: string }),
     boletoCode: nullable(string),
     externalTransactionId: string,
     installments: integer,

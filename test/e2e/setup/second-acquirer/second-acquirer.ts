@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CardDetails, CardProvider, CardRefundAnswer, CardRefundRequest, CardToken, ChargeRequest, ChargeResult } from '../../../../src/providers/card-provider.port';
+import { CardDetails, CardProvider, CardRefundAnswer, CardRefundRequest, ChargeRequest, PreparedCard, ChargeResult } from '../../../../src/providers/card-provider.port';
 import { NotificationSource } from '../../../../src/providers/notifications.port';
 import { ProviderAdapters } from '../../../../src/providers/provider-registry';
 
@@ -28,7 +28,7 @@ export class SecondAcquirer implements CardProvider {
     return this.charges.get(reference);
   }
 
-  async tokenizeCard(card: CardDetails): Promise<CardToken> {
+  async prepareCard(card: CardDetails): Promise<PreparedCard> {
     return { token: `tok_b_${card.number.endsWith('0002') ? 'r' : 'a'}_${randomBytes(8).toString('hex')}`, lastFour: card.number.slice(-4), brand: 'VISA' };
   }
 
@@ -36,7 +36,7 @@ export class SecondAcquirer implements CardProvider {
     this.calls.push(`charge ${request.reference}`);
     let made = this.charges.get(request.reference);
     if (!made) {
-      const refused = request.token.startsWith('tok_b_r_');
+      const refused = (request.token ?? '').startsWith('tok_b_r_');
       made = { outcome: refused ? 'REFUSED' : 'APPROVED', externalId: `b_${request.reference}_${randomBytes(4).toString('hex')}`, reason: refused ? 'Declined by acquirer-b' : null, amountCents: request.amountCents };
       this.charges.set(request.reference, made);
     }

@@ -1,0 +1,275 @@
+import { Logger } from '@nestjs/common';
+import { detectCardBrand } from '../../domain/card';
+import { cents } from '../../domain/money';
+import {
+  AcquirerReturn,
+  CardDetails,
+  CardProvider,
+  CardRefundAnswer,
+  CardRefundRefusedError,
+  CardRefundRequest,
+  CardSaleShape,
+  ChargeRequest,
+  ChargeResult,
+  PreparedCard,
+} from '../card-provider.port';
+import { CieloClient, CieloUnavailableError } from './cielo.client';
+
+/** The provider name written on the card sales Cielo holds. */
+export const CIELO = 'cielo';
+
+/** Cielo's settings besides its connection (CIELO_* variables). */
+export interface CieloSettings {
+  /** Letters before the sale's id in each MerchantOrderId. */
+  orderIdPrefix: string;
+  /** How long after a sale was sent a look-up finding no payment means none will come. */
+  notFoundAfterSeconds: number;
+}
+
+/**
+ * Our brand names (domain/card.ts, from the credit-card-type library) in Cielo's spelling (ref §2.3: the
+ * nine documented `Brand` values; Aura is not told apart by the library, and `Hiper` is unconfirmed, so a
+ * Hiper card is refused before its sale is written rather than sent under a guessed name).
+ */
+const CIELO_BRANDS: Readonly<Record<string, string>> = {
+  VISA: 'Visa',
+  MASTERCARD: 'Master',
+  AMEX: 'Amex',
+  ELO: 'Elo',
+  JCB: 'JCB',
+  DINERS: 'Diners',
+  DISCOVER: 'Discover',
+  HIPERCARD: 'Hipercard',
+};
+
+/** Cielo's limits (ref §2.1–2.3): the statement text, the holder's name, the customer's name. */
+const SOFT_DESCRIPTOR_MAX = 13;
+const HOLDER_MAX = 25;
+const CUSTOMER_NAME_MAX = 255;
+
+/** A payment as Cielo's sale answer and look-up give it (ref §2.5; the fields read here, leniently). */
+interface CieloPayment {
+  PaymentId?: string;
+  Status?: number | string;
+  ReturnCode?: string | number;
+  ReturnMessage?: string;
+  Amount?: number;
+  CapturedAmount?: number;
+}
+
+interface CieloSale {
+  MerchantOrderId?: string;
+  Payment?: CieloPayment;
+}
+
+/** Cielo's error list (ref §1.4): an array of `{Code, Message}`, or a single one. */
+type CieloErrors = Array<{ Code?: number | string; Message?: string }> | { Code?: number | string; Message?: string };
+
+/** The look-up by MerchantOrderId (ref §5): the list under `Payments` or `Payment`. */
+interface CieloOrderQuery {
+  Payments?: Array<{ PaymentId?: string }>;
+  Payment?: Array<{ PaymentId?: string }>;
+}
+
+/**
+ * Credit card sales through Cielo's API E-commerce 3.0 (../shared/reference/cielo-ecommerce-3.0.md). A
+ * sale is `POST /1/sales/` on the transactional host, with the card in it (Cielo keeps no card for us
+ * before a charge: prepareCard gives no token), `MerchantOrderId` our reference (CIELO_ORDER_ID_PREFIX and
+ * the sale's id: at most 20 letters and digits, so Cielo sends it to the authorizer unchanged, ref §2.1),
+ * `Capture` true (authorized and captured in one step), `Interest` ByMerchant (parcelado lojista: the
+ * seller bears the instalments; a seller cannot choose ByIssuer here), and the seller's invoice
+ * descriptor as `SoftDescriptor`. `Status` 2 is approved, 3 refused (ReturnCode and ReturnMessage kept), 12
+ * pending, 0 and 13 failed (ref §3.1).
+ *
+ * **No idempotency** (ref §5): a POST is sent once, ever. One without an answer (a timeout, a 5xx, a reset,
+ * the process killed) is left to the janitor, which asks `GET /1/sales?merchantOrderId=` on the query host
+ * (findCharge: each payment found fetched by PaymentId) and, when none is found, answers "none will come"
+ * only once the sale was sent CIELO_NOT_FOUND_AFTER_SECONDS ago (voidCharge): Cielo has nothing that
+ * cancels a POST on its way.
+ *
+ * Not yet (issue 39's other parts): debit with 3-D Secure, stored cards for subscriptions, refunds by
+ * void, notifications; `unsupported` refuses such sales before they are written, and refunds are refused.
+ */
+export class CieloCardProvider implements CardProvider {
+  private readonly logger = new Logger(CieloCardProvider.name);
+
+  constructor(
+    private readonly client: CieloClient,
+    private readonly settings: CieloSettings,
+  ) {}
+
+  unsupported(sale: CardSaleShape): string | null {
+    if (sale.paymentMethod === 'DEBIT_CARD') return 'Debit cards through Cielo need 3-D Secure, which this gateway does not offer yet: pay by credit card';
+    if (sale.subscription) return 'Card subscriptions through Cielo (charged later with a stored card) are not available on this gateway yet';
+    if (sale.brand === null || !CIELO_BRANDS[sale.brand]) {
+      return `Cielo does not take ${sale.brand ?? 'this card’s'} cards here (it takes ${Object.values(CIELO_BRANDS).join(', ')})`;
+    }
+    return null;
+  }
+
+  async prepareCard(card: CardDetails): Promise<PreparedCard> {
+    return { token: null, lastFour: card.number.slice(-4), brand: detectCardBrand(card.number) ?? 'UNKNOWN' };
+  }
+
+  /** Our reference as Cielo's MerchantOrderId. */
+  orderId(reference: string): string {
+    return `${this.settings.orderIdPrefix}${reference}`;
+  }
+
+  async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
+    const card = request.card;
+    // Unreachable while `unsupported` refuses subscriptions: a renewal's stored card is not Cielo's yet.
+    if (!card) throw new Error(`Cielo was asked to charge ${request.reference} without the card: stored cards are not available through Cielo yet`);
+    const brand = CIELO_BRANDS[detectCardBrand(card.number) ?? ''];
+    if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a card of a brand it does not take`);
+    const document = request.customerDocument;
+    const descriptor = softDescriptor(request.statementDescriptor ?? null);
+    const body = {
+      MerchantOrderId: this.orderId(request.reference),
+      Customer: {
+        Name: (request.customerName ?? '').slice(0, CUSTOMER_NAME_MAX) || 'Comprador',
+        ...(document ? { Identity: document.number.replace(/\D/g, ''), IdentityType: document.type === 'cnpj' ? 'CNPJ' : 'CPF' } : {}),
+      },
+      Payment: {
+        Type: 'CreditCard',
+        Amount: request.amountCents,
+        Currency: 'BRL',
+        Country: 'BRA',
+        Installments: request.installments,
+        Interest: 'ByMerchant',
+        Capture: true,
+        ...(descriptor ? { SoftDescriptor: descriptor } : {}),
+        CreditCard: {
+          CardNumber: card.number,
+          Holder: holderName(card.holderName),
+          ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
+          SecurityCode: card.cvv,
+          Brand: brand,
+        },
+      },
+    };
+    const answer = await this.client.send('POST', '/1/sales/', body);
+    if (answer.status === 201 || answer.status === 200) {
+      const sale = answer.body as CieloSale;
+      return resultOf(sale.Payment ?? {});
+    }
+    // A request Cielo refused (ref §1.3: 400 validation or business rule, 401 credentials, 403 IP, 404/405
+    // route): no payment was made; the sale fails with Cielo's first error as its answer.
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
+      const error = firstError(answer.body as CieloErrors | null);
+      const acquirerReturn = error ? { code: String(error.Code ?? answer.status), message: error.Message ?? '' } : { code: `HTTP ${answer.status}`, message: 'Cielo refused the request' };
+      this.logger.warn({ provider: CIELO, reference: request.reference, status: answer.status, code: acquirerReturn.code }, 'Cielo refused a sale’s request: nothing was charged');
+      return { outcome: 'FAILED', externalId: '', reason: `Cielo refused the request: ${acquirerReturn.code} ${acquirerReturn.message}`.trim(), acquirerReturn };
+    }
+    throw new CieloUnavailableError(`Cielo answered ${answer.status} to the sale ${request.reference}: its outcome is unknown`);
+  }
+
+  /** Each sale is its own POST (Cielo takes one sale per call), one after the other. */
+  async chargeCards(requests: ChargeRequest[]): Promise<ChargeResult[]> {
+    const results: ChargeResult[] = [];
+    for (const request of requests) results.push(await this.chargeCard(request));
+    return results;
+  }
+
+  /**
+   * The payment Cielo made under our reference: the look-up by MerchantOrderId (query host), then each
+   * payment it lists fetched by PaymentId; null when it lists none (404 or an empty list). One reference
+   * never has two payments from this gateway (a sale is sent once); if Cielo shows several, the approved
+   * one is taken and the others are left to an operator (logged as an error).
+   */
+  async findCharge(reference: string): Promise<ChargeResult | null> {
+    const orderId = this.orderId(reference);
+    const listed = await this.client.query(`/1/sales?merchantOrderId=${encodeURIComponent(orderId)}`);
+    if (listed.status === 404) return null;
+    const body = (listed.body ?? {}) as CieloOrderQuery;
+    const ids = [...new Set((body.Payments ?? body.Payment ?? []).map((one) => one.PaymentId).filter((id): id is string => typeof id === 'string'))];
+    if (ids.length === 0) return null;
+    const payments: CieloPayment[] = [];
+    for (const id of ids) {
+      const found = await this.client.query(`/1/sales/${encodeURIComponent(id)}`);
+      if (found.status === 404) continue;
+      const sale = found.body as CieloSale;
+      if (sale.MerchantOrderId !== undefined && sale.MerchantOrderId !== orderId) continue;
+      if (sale.Payment) payments.push({ PaymentId: id, ...sale.Payment });
+    }
+    if (payments.length === 0) throw new CieloUnavailableError(`Cielo lists payments under ${orderId} that its look-up by PaymentId does not show yet`);
+    if (payments.length > 1) {
+      this.logger.error(
+        { provider: CIELO, reference, payments: payments.map((one) => ({ paymentId: one.PaymentId, status: one.Status })) },
+        'Cielo holds several payments under one of our references: the approved one is taken; the others are for an operator to void',
+      );
+    }
+    const chosen = payments.find((one) => Number(one.Status) === 2) ?? payments.find((one) => Number(one.Status) === 12) ?? payments[payments.length - 1];
+    return resultOf(chosen);
+  }
+
+  /**
+   * Cielo cannot close a reference (no idempotency, nothing cancels a POST on its way): the payment made is
+   * answered if one shows; none is taken as "none will come" only when the sale was never sent, or was sent
+   * CIELO_NOT_FOUND_AFTER_SECONDS ago; before that this throws, and the janitor asks again.
+   */
+  async voidCharge(reference: string, sentAt: Date | null): Promise<ChargeResult | null> {
+    const found = await this.findCharge(reference);
+    if (found || sentAt === null) return found;
+    const waitedMs = Date.now() - sentAt.getTime();
+    if (waitedMs >= this.settings.notFoundAfterSeconds * 1000) return null;
+    throw new CieloUnavailableError(
+      `Cielo has no payment under ${this.orderId(reference)} yet; sent ${Math.round(waitedMs / 1000)} s ago, it is taken as never made after ${this.settings.notFoundAfterSeconds} s`,
+    );
+  }
+
+  async refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer> {
+    throw new CardRefundRefusedError(`Refunds of sales held by Cielo are not available on this gateway yet (refund ${request.refundId}): make it in Cielo's back office`);
+  }
+}
+
+/** What a payment's `Status` means for its sale (ref §3.1, §12.4), with Cielo's ReturnCode and ReturnMessage. */
+function resultOf(payment: CieloPayment): ChargeResult {
+  const status = Number(payment.Status);
+  const externalId = payment.PaymentId ?? '';
+  const acquirerReturn: AcquirerReturn | null = payment.ReturnCode !== undefined ? { code: String(payment.ReturnCode), message: payment.ReturnMessage ?? '' } : null;
+  const said = acquirerReturn ? `${acquirerReturn.code} ${acquirerReturn.message}`.trim() : `Status ${status}`;
+  switch (status) {
+    case 2:
+      return {
+        outcome: 'APPROVED',
+        externalId,
+        reason: null,
+        acquirerReturn,
+        capturedCents: typeof payment.CapturedAmount === 'number' ? cents(payment.CapturedAmount) : null,
+      };
+    case 3:
+      return { outcome: 'REFUSED', externalId, reason: `Refused by the issuer: ${said}`, acquirerReturn };
+    case 12:
+      return { outcome: 'PENDING', externalId, reason: null, acquirerReturn };
+    case 0:
+    case 13:
+      return { outcome: 'FAILED', externalId, reason: `Cielo could not process it (Status ${status}): ${said}`, acquirerReturn };
+    // Authorized but not captured although Capture was asked, or voided at Cielo: nothing stays captured.
+    case 1:
+    case 10:
+    case 11:
+      return { outcome: 'FAILED', externalId, reason: `Cielo holds it uncaptured or voided (Status ${status}): ${said}`, acquirerReturn };
+    default:
+      // Never adopted (ref §12.4): the sale stays as it is and is asked about again.
+      throw new CieloUnavailableError(`Cielo reported payment ${externalId} in Status ${String(payment.Status)}, which a card sale here cannot be in`);
+  }
+}
+
+function firstError(body: CieloErrors | null): { Code?: number | string; Message?: string } | null {
+  if (!body || typeof body !== 'object') return null;
+  return Array.isArray(body) ? (body[0] ?? null) : body;
+}
+
+/** The seller's invoice descriptor as Cielo takes it: letters, digits and spaces, at most 13; none when nothing is left. */
+export function softDescriptor(descriptor: string | null): string | null {
+  if (!descriptor) return null;
+  const ascii = descriptor.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z0-9 ]/g, '').replace(/\s+/g, ' ').trim();
+  return ascii.slice(0, SOFT_DESCRIPTOR_MAX).trim() || null;
+}
+
+/** The holder's name as Cielo takes it: no accents or symbols, at most 25 characters. */
+function holderName(name: string): string {
+  const plain = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z ]/g, '').replace(/\s+/g, ' ').trim();
+  return plain.slice(0, HOLDER_MAX).trim() || 'TITULAR';
+}
