@@ -108,6 +108,18 @@ export class AppConfig {
       notFoundAfterSeconds: env.CIELO_NOT_FOUND_AFTER_SECONDS,
     };
   }
+  /** Cielo's notification post (CIELO_NOTIFICATION_URL, its header and inbox), or null when none is configured. */
+  get cieloNotifications(): { url: string; header: { name: string; value: string } | null; inboxMax: number } | null {
+    const env = this.env;
+    if (!env.CIELO_NOTIFICATION_URL) return null;
+    const header = env.CIELO_NOTIFICATION_HEADER;
+    const colon = header ? header.indexOf(':') : -1;
+    return {
+      url: env.CIELO_NOTIFICATION_URL,
+      header: header ? { name: header.slice(0, colon).trim(), value: header.slice(colon + 1).trim() } : null,
+      inboxMax: env.CIELO_INBOX_MAX,
+    };
+  }
   /** Whether subscriptions can ask for Pix Automático: always in the sandbox; under api-pix once the receiving account is set. */
   get automaticPixAvailable(): boolean {
     return this.pixProvider === 'sandbox' || this.apiPix.receiverAccount !== null;

@@ -264,6 +264,32 @@ export class EnvironmentVariables {
   @Max(86_400, { message: 'CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400' })
   CIELO_NOT_FOUND_AFTER_SECONDS = 900;
 
+  /**
+   * CARD_PROVIDER=cielo: the public URL registered at Cielo for its notification post (ref §10): https, its
+   * last path segment unguessable (22 or more letters, digits, - or _); the service serves POST on its path.
+   * http only on loopback (tests). Unset: no notification is taken, and pending sales wait for the janitor.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  CIELO_NOTIFICATION_URL?: string;
+
+  /**
+   * CARD_PROVIDER=cielo: a static header Cielo is configured to send with each notification, `Name: value`
+   * (the value a secret); a post without it is answered 401 and nothing is kept. Unset: not checked.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9-]{1,64}:\s*[!-~][ -~]{0,254}$/, { message: 'CIELO_NOTIFICATION_HEADER must be `Name: value` (a header name of letters, digits and -, then a printable value)' })
+  CIELO_NOTIFICATION_HEADER?: string;
+
+  /** CARD_PROVIDER=cielo: most notified payments waiting to be checked with Cielo; a notification beyond it is answered 503 (Cielo sends it again). */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
+  @Min(100, { message: 'CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
+  @Max(1_000_000, { message: 'CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
+  CIELO_INBOX_MAX = 1000;
+
   @Transform(toBoolean)
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   POSTBACK_ALLOW_PRIVATE_NETWORKS = false;
@@ -639,5 +665,19 @@ function checkCielo(env: EnvironmentVariables): void {
   }
   if (env.CIELO_NOT_FOUND_AFTER_SECONDS * 1000 <= env.CIELO_TIMEOUT_MS) {
     fail('CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS: a sale still on its way would be taken as never made');
+  }
+  if (env.CIELO_NOTIFICATION_URL) {
+    let url: URL;
+    try {
+      url = new URL(env.CIELO_NOTIFICATION_URL);
+    } catch {
+      return fail('CIELO_NOTIFICATION_URL must be a URL, e.g. https://gateway.example/cielo/<random segment>');
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) fail('CIELO_NOTIFICATION_URL must be an https URL (http only on loopback, for tests)');
+    if (url.search || url.hash) fail('CIELO_NOTIFICATION_URL must have no query or fragment');
+    const segment = url.pathname.replace(/\/+$/, '').split('/').pop() ?? '';
+    if (!UNGUESSABLE_SEGMENT.test(segment)) fail('CIELO_NOTIFICATION_URL must end in an unguessable path segment: 22 or more letters, digits, - or _ (e.g. openssl rand -hex 16)');
+  } else if (env.CIELO_NOTIFICATION_HEADER) {
+    fail('CIELO_NOTIFICATION_HEADER needs CIELO_NOTIFICATION_URL (the URL Cielo sends it to)');
   }
 }

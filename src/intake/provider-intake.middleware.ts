@@ -26,6 +26,11 @@ export class ProviderIntakeMiddleware implements NestMiddleware {
     this.routes ??= new Map(this.intake.sources().flatMap(({ provider, source }) => source.paths.map(({ path, kind }) => [trimmed(path), { provider, source, kind }] as const)));
     const route = request.method === 'POST' ? this.routes.get(trimmed(request.originalUrl.split('?')[0])) : undefined;
     if (!route) return next();
+    if (route.source.authentic && !route.source.authentic(request.headers)) {
+      this.logger.warn({ provider: route.provider, kind: route.kind }, 'A provider notification came without the header the provider is configured to send; refused, nothing kept');
+      response.status(401).json({ type: 'about:blank', title: 'Unauthorized', status: 401 });
+      return;
+    }
     const named = route.source.parse(route.kind, request.body);
     if (named === null) {
       response.status(400).json({ type: 'about:blank', status: 400, ...route.source.expected(route.kind) });

@@ -10,6 +10,7 @@ import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { AutomaticPixRepository } from './automatic-pix.repository';
 import { AutomaticPixService } from './automatic-pix.service';
 import { BillingService } from './billing.service';
+import { CardNotificationsService } from './card-notifications.service';
 import { ChargesService } from './charges.service';
 import { CardAuthenticationController } from './card-authentication.controller';
 import { CheckoutService } from './checkout.service';
@@ -31,7 +32,7 @@ import { SubscriptionActionsService } from './subscription-actions.service';
 @Module({
   imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule, IntakeModule],
   controllers: [SalesController, RefundsController, SubscriptionActionsController, CardAuthenticationController],
-  providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler],
+  providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler, CardNotificationsService],
   exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
 })
 export class PaymentsModule {}

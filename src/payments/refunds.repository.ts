@@ -92,7 +92,7 @@ export class RefundsRepository {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
       `SELECT ${COLUMNS}, sale_end_to_end_id AS "endToEndId"
          FROM (SELECT r.*, s.pix_end_to_end_id AS sale_end_to_end_id FROM sale_refunds r JOIN sales s ON s.id = r.sale_id
-                WHERE r.initiated_by = 'PSP' AND r.created_at >= $1 AND r.created_at < $2) AS returned
+                WHERE r.initiated_by = 'PSP' AND s.payment_method = 'PIX' AND r.created_at >= $1 AND r.created_at < $2) AS returned
         ORDER BY id`,
       [from, to],
     );
@@ -130,6 +130,27 @@ export class RefundsRepository {
 
   async markRequested(id: number, returnId: string | null): Promise<void> {
     await this.dataSource.query(`UPDATE sale_refunds SET requested_at = COALESCE(requested_at, now()), return_id = COALESCE($2, return_id), updated_at = now() WHERE id = $1 AND status = 'PENDING'`, [id, returnId]);
+  }
+
+  /** A refund sent to its provider now (again): when, so that a provider without idempotency is not sent it again while an answer may come. */
+  async markSent(id: number): Promise<void> {
+    await this.dataSource.query(`UPDATE sale_refunds SET requested_at = now(), updated_at = now() WHERE id = $1 AND status = 'PENDING'`, [id]);
+  }
+
+  /** Of the other refunds of a refund's sale: whether an older one is still PENDING, and when one was last sent or finished. */
+  async siblingsOf(saleId: number, refundId: number): Promise<{ earlierPending: boolean; lastRefundAt: Date | null }> {
+    const [row] = await this.dataSource.query(
+      `SELECT COALESCE(bool_or(status = 'PENDING' AND id < $2), false) AS "earlierPending", max(GREATEST(requested_at, completed_at)) AS "lastRefundAt"
+         FROM sale_refunds WHERE sale_id = $1 AND id <> $2`,
+      [saleId, refundId],
+    );
+    return { earlierPending: row?.earlierPending === true, lastRefundAt: row?.lastRefundAt ? new Date(row.lastRefundAt) : null };
+  }
+
+  /** Whether a refund of the sale is still PENDING (read in the caller's transaction, under the sale's lock). */
+  async hasPending(saleId: number, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM sale_refunds WHERE sale_id = $1 AND status = 'PENDING' LIMIT 1`, [saleId]);
+    return rows.length > 0;
   }
 
   async finish(id: number, status: 'COMPLETED' | 'FAILED', returnId: string | null, reason: string | null, manager: EntityManager): Promise<void> {

@@ -145,7 +145,7 @@ export class RefundsService implements OnModuleInit {
     call: ({ refund, sale }) =>
       sale.paymentMethod === 'PIX'
         ? this.providers.pix(sale.provider, `Sale ${sale.id}`).requestReturn(sale.pixEndToEndId ?? sale.externalTransactionId ?? String(sale.id), refund.providerRefundId, refund.amountCents, `Estorno da venda ${sale.id}`)
-        : this.providers.card(sale.provider, `Sale ${sale.id}`).refundCharge({ reference: chargeReference(sale.id), refundId: refund.providerRefundId, amountCents: refund.amountCents }),
+        : this.refundCard(refund, sale),
     apply: async ({ refund }, answer) => {
       if ('returnId' in answer) await this.applyReturn(refund, answer);
       else if (answer.status === 'PENDING') await this.refunds.markRequested(refund.id, null);
@@ -153,6 +153,26 @@ export class RefundsService implements OnModuleInit {
     },
     fail: ({ refund }, reason) => this.finish(refund.id, 'FAILED', null, reason),
   };
+
+  /**
+   * A card refund asked of the sale's acquirer with what one without idempotency on refunds (Cielo's void)
+   * needs to make it at most once and in turn: the charge's id there, what the sale's completed refunds gave
+   * back before, whether an older refund of the sale is pending, when one was last sent or finished, and when
+   * this one was last sent (recorded as the acquirer is about to be sent it).
+   */
+  private async refundCard(refund: RefundRow, sale: SaleEntity): Promise<CardRefundAnswer> {
+    const siblings = await this.refunds.siblingsOf(sale.id, refund.id);
+    return this.providers.card(sale.provider, `Sale ${sale.id}`).refundCharge({
+      reference: chargeReference(sale.id),
+      refundId: refund.providerRefundId,
+      amountCents: refund.amountCents,
+      externalId: sale.externalTransactionId,
+      refundedBeforeCents: sale.refundCompletedCents,
+      ...siblings,
+      sentAt: refund.requestedAt,
+      onSend: () => this.refunds.markSent(refund.id),
+    });
+  }
 
   /** A PENDING refund sent to its sale's provider, and what comes of it applied (refundAtProvider). */
   async dispatch(refund: RefundRow): Promise<void> {
@@ -238,6 +258,45 @@ export class RefundsService implements OnModuleInit {
       await this.ledger.post(manager, [{ sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: pspReturnEffect(split), provider: sale.provider }]);
       await this.announce(manager, sale, refund, null, now);
       await this.countCompleted(manager, { ...sale, refundedCents: cents(sale.refundedCents + returned.amountCents) }, returned.amountCents, now);
+      return refund;
+    });
+  }
+
+  /**
+   * What a card sale's acquirer shows given back of it (`refundedAtAcquirerCents`: voids and refunds in
+   * all, as its look-up says) beyond what this gateway booked: a void or refund made in the acquirer's back
+   * office, learned by its notification. The difference is booked once (keyed by that total) as a COMPLETED
+   * refund initiated by the acquirer (initiatedBy PSP, nature ACQUIRER_VOID), with the seller debited as a
+   * seller's refund debits it (REFUND_REQUESTED and REFUND_SETTLED: its share of the net, the platform its
+   * share of the fee), in one transaction under the sale's lock; the sale moves to ESTORNADO once refunds
+   * cover it. Only a PAGO sale; while a refund of the sale is pending its outcome comes first (this throws,
+   * and the notification is checked again later). Null when nothing was left to book.
+   */
+  async applyAcquirerRefund(saleId: number, refundedAtAcquirerCents: number, paymentId: string, now = new Date()): Promise<RefundRow | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const [sale] = await this.sales.findByIdsForUpdate([saleId], manager);
+      if (!sale || sale.status !== 'PAGO') return null;
+      const amount = Math.min(refundedAtAcquirerCents, sale.amountCents) - sale.refundedCents;
+      if (amount <= 0) return null;
+      if (await this.refunds.hasPending(saleId, manager)) {
+        throw new Error(`Sale ${saleId} has a refund pending: what its acquirer shows refunded is booked once that refund is settled`);
+      }
+      const amountCents = cents(amount);
+      const debitedBefore = await this.refunds.debitedCents(saleId, manager);
+      const split = refundSplit({ amountCents: sale.amountCents, netAmountCents: sale.netAmountCents ?? cents(0) }, sale.refundedCents, amountCents, debitedBefore);
+      const refund = await this.refunds.insertPspReturn(
+        { saleId, sellerId: sale.sellerId, amountCents, ...split, provider: sale.provider, returnId: paymentId, pspReturnId: `voided-${refundedAtAcquirerCents}`, nature: 'ACQUIRER_VOID' },
+        manager,
+      );
+      if (!refund) return null;
+      await this.sales.addRefunded(saleId, amountCents, manager);
+      await this.ledger.post(manager, [
+        { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundRequestedEffect(split), provider: sale.provider },
+        { sellerId: sale.sellerId, referenceType: 'SALE', referenceId: saleId, effect: refundSettledEffect(amountCents, receivableOf(sale.paymentMethod)), provider: sale.provider },
+      ]);
+      this.logger.warn({ saleId, provider: sale.provider, amountCents, refundedAtAcquirerCents }, 'The acquirer refunded part or all of a sale outside this gateway (its back office): booked as a refund');
+      await this.announce(manager, sale, refund, null, now);
+      await this.countCompleted(manager, { ...sale, refundedCents: cents(sale.refundedCents + amountCents) }, amountCents, now);
       return refund;
     });
   }

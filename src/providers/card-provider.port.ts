@@ -75,6 +75,31 @@ export interface CardRefundRequest {
   /** Ours, unique per refund. */
   refundId: string;
   amountCents: Cents;
+  /**
+   * What an acquirer without idempotency on its refunds (Cielo's void) needs to make each refund at most
+   * once; an idempotent one (the sandbox) ignores them. `externalId`: the acquirer's id of the charge (the
+   * sale's externalTransactionId). `refundedBeforeCents`: what the refunds of the charge completed here
+   * before this one gave back (the acquirer showing that plus this amount given back means this refund was
+   * made, its answer lost). `earlierPending`: an older refund of the charge is still pending (this one waits
+   * its turn). `lastRefundAt`: when a refund of the charge was last sent or finished (and `sentAt`, when this
+   * one was last sent): the acquirer's pause between refunds of one charge is kept from them.
+   */
+  externalId?: string | null;
+  refundedBeforeCents?: Cents;
+  earlierPending?: boolean;
+  lastRefundAt?: Date | null;
+  sentAt?: Date | null;
+  /** Called just before the refund is sent to the acquirer (not when it only waits its turn): the service records when (`sentAt` next time). */
+  onSend?: () => Promise<void>;
+}
+
+/** A payment as the acquirer's look-up by its own id shows it (the id a notification names). */
+export interface CardPayment {
+  /** Our reference the payment was made under (the sale's id), or null when it is none of this gateway's. */
+  reference: string | null;
+  charge: ChargeResult;
+  /** What the acquirer gave back of it so far (voids and refunds, in all, whoever asked for them). */
+  refundedCents: Cents;
 }
 
 /** The acquirer made the refund (COMPLETED), or took it and will say later (PENDING: asked again under the same id). */
@@ -149,6 +174,8 @@ export interface CardProvider {
    * approved charge, or more than what is left of it).
    */
   refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer>;
+  /** The payment the acquirer holds under its own id (what its notifications name), or null when it has none of ours under it. */
+  findPayment?(externalId: string): Promise<CardPayment | null>;
   /** A token for the seller's checkout page to authenticate a cardholder by 3-D Secure 2.2 (debit); where the acquirer offers it. */
   threeDSecureToken?(): Promise<ThreeDSecureToken>;
 }

@@ -1,3 +1,5 @@
+import { IncomingHttpHeaders } from 'node:http';
+
 /**
  * How a provider's notifications enter (issue 37): the adapter declares where it is notified and what a
  * notification names; the one intake (src/intake) keeps the ids before answering, and its worker settles
@@ -22,6 +24,11 @@ export interface NotificationSource {
   expected(kind: string): { title: string; detail: string };
   /** Registers its notification URLs with the provider, where the protocol allows (tried again until it succeeds). */
   register?(): Promise<void>;
+  /**
+   * Whether a post carries what the provider is configured to send with each notification (a static
+   * header: Cielo's); a post that does not is answered 401 and nothing is kept. Absent: every post is taken.
+   */
+  authentic?(headers: IncomingHttpHeaders): boolean;
   /** A path's secret part, masked wherever a path is logged; null when none. */
   readonly secret: string | null;
 }

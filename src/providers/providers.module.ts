@@ -9,6 +9,7 @@ import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
 import { ApiPixNotifications } from './api-pix/api-pix.notifications';
 import { CIELO, CieloCardProvider } from './cielo/cielo-card.provider';
 import { CieloClient } from './cielo/cielo.client';
+import { CieloNotifications } from './cielo/cielo.notifications';
 import { EFI, EfiPayoutProvider } from './efi/efi-payout.provider';
 import { PROVIDER_ADAPTERS, ProviderAdapters, ProviderRegistry } from './provider-registry';
 import { SandboxAutomaticPixProvider } from './sandbox/sandbox-automatic-pix.provider';
@@ -45,6 +46,12 @@ function cieloClient(config: AppConfig): CieloClient {
     ca: settings.caFile ? readFileSync(settings.caFile) : null,
     timeoutMs: settings.timeoutMs,
   });
+}
+
+/** Cielo's notification post, when CIELO_NOTIFICATION_URL is set. */
+function cieloNotifications(config: AppConfig): { notifications?: CieloNotifications } {
+  const settings = config.cieloNotifications;
+  return settings ? { notifications: new CieloNotifications(settings.url, settings.inboxMax, settings.header) } : {};
 }
 
 /**
@@ -90,7 +97,7 @@ function cieloClient(config: AppConfig): CieloClient {
           ...(apiPix ? [apiPixAdapters(apiPix, config, efi)] : []),
           // Efí's send rides on the API Pix connection to the same PSP; its callbacks come on that webhook.
           ...(efi ? [{ name: EFI, payout: efi }] : []),
-          ...(cielo ? [{ name: CIELO, card: new CieloCardProvider(cielo, { orderIdPrefix: config.cielo.orderIdPrefix, notFoundAfterSeconds: config.cielo.notFoundAfterSeconds }) }] : []),
+          ...(cielo ? [{ name: CIELO, card: new CieloCardProvider(cielo, { orderIdPrefix: config.cielo.orderIdPrefix, notFoundAfterSeconds: config.cielo.notFoundAfterSeconds, timeoutMs: config.cielo.timeoutMs }), ...cieloNotifications(config) }] : []),
         ];
       },
     },

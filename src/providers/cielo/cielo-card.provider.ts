@@ -4,6 +4,7 @@ import { cents } from '../../domain/money';
 import {
   AcquirerReturn,
   CardDetails,
+  CardPayment,
   CardProvider,
   CardRefundAnswer,
   CardRefundRefusedError,
@@ -24,7 +25,14 @@ export interface CieloSettings {
   orderIdPrefix: string;
   /** How long after a sale was sent a look-up finding no payment means none will come. */
   notFoundAfterSeconds: number;
+  /** Least wait between two voids of one sale (ref §4.2: 5 s); a refund due sooner waits its turn. */
+  voidPauseSeconds?: number;
+  /** Longest wait for one answer (CIELO_TIMEOUT_MS): a void sent is not looked up as lost before it. */
+  timeoutMs?: number;
 }
+
+/** Ref §4.2: 5 seconds between voids of one sale. */
+const VOID_PAUSE_SECONDS = 5;
 
 /**
  * Our brand names (domain/card.ts, from the credit-card-type library) in Cielo's spelling (ref §2.3: the
@@ -55,6 +63,17 @@ interface CieloPayment {
   ReturnMessage?: string;
   Amount?: number;
   CapturedAmount?: number;
+  VoidedAmount?: number;
+  Type?: string;
+}
+
+/** The answer of a void (ref §4.2): the sale's Status after it, and the codes that say what came of it. */
+interface CieloVoidAnswer {
+  Status?: number | string;
+  ReturnCode?: string | number;
+  ReturnMessage?: string;
+  ReasonCode?: number | string;
+  ReasonMessage?: string;
 }
 
 interface CieloSale {
@@ -87,8 +106,11 @@ interface CieloOrderQuery {
  * only once the sale was sent CIELO_NOT_FOUND_AFTER_SECONDS ago (voidCharge): Cielo has nothing that
  * cancels a POST on its way.
  *
- * Not yet (issue 39's other parts): debit with 3-D Secure, stored cards for subscriptions, refunds by
- * void, notifications; `unsupported` refuses such sales before they are written, and refunds are refused.
+ * Refunds are voids (refundCharge), each sent once: the payment is fetched before any void. Cielo's
+ * notifications name a PaymentId; findPayment fetches it (cielo.notifications.ts).
+ *
+ * Not yet (issue 39's other parts): debit with 3-D Secure, stored cards for subscriptions; `unsupported`
+ * refuses such sales before they are written.
  */
 export class CieloCardProvider implements CardProvider {
   private readonly logger = new Logger(CieloCardProvider.name);
@@ -218,9 +240,102 @@ export class CieloCardProvider implements CardProvider {
     );
   }
 
+  /**
+   * A refund by void (ref §4.2): `PUT /1/sales/{PaymentId}/void?amount=` in cents on the transactional
+   * host. Cielo has no idempotency on voids, so a void is never sent twice: the payment is fetched first
+   * (`GET /1/sales/{PaymentId}`, query host) and its VoidedAmount compared with what this gateway's
+   * completed refunds gave back (`refundedBeforeCents`): already that plus this refund means the refund was
+   * made and its answer lost (COMPLETED, nothing sent). A refund waits its turn (answered PENDING, sent by
+   * the janitor later, never refused) while an older refund of the sale is pending, within Cielo's pause
+   * between voids of one sale (5 s), and while a void it sent may still be answered. Cielo's answer: the
+   * Status and ReturnCode say whether the void was made (COMPLETED), refused (CardRefundRefusedError with
+   * Cielo's code and text: the refund FAILED), not done yet (PENDING: asked again) or unknown (thrown:
+   * left pending, fetched again before anything is sent).
+   */
   async refundCharge(request: CardRefundRequest): Promise<CardRefundAnswer> {
-    throw new CardRefundRefusedError(`Refunds of sales held by Cielo are not available on this gateway yet (refund ${request.refundId}): make it in Cielo's back office`);
+    const pauseMs = (this.settings.voidPauseSeconds ?? VOID_PAUSE_SECONDS) * 1000;
+    const now = Date.now();
+    if (request.earlierPending) return { status: 'PENDING' };
+    if (request.lastRefundAt && now - request.lastRefundAt.getTime() < pauseMs) return { status: 'PENDING' };
+    if (request.sentAt && now - request.sentAt.getTime() < (this.settings.timeoutMs ?? 0) + pauseMs) return { status: 'PENDING' };
+    const paymentId = request.externalId || (await this.findCharge(request.reference))?.externalId;
+    if (!paymentId) throw new CardRefundRefusedError(`Cielo holds no payment for the sale ${request.reference}: nothing to void`);
+    const found = await this.client.query(`/1/sales/${encodeURIComponent(paymentId)}`);
+    if (found.status === 404) throw new CardRefundRefusedError(`Cielo does not show payment ${paymentId} (older than three months, or not this store's): nothing to void`);
+    const payment = (found.body as CieloSale | null)?.Payment ?? {};
+    const status = Number(payment.Status);
+    const before = request.refundedBeforeCents ?? 0;
+    const voided = voidedCents(payment);
+    if (voided >= before + request.amountCents) {
+      this.logger.warn({ provider: CIELO, reference: request.reference, refundId: request.refundId, paymentId, voided }, 'Cielo shows a refund’s void made (its answer was lost): completed without a second void');
+      return { status: 'COMPLETED', externalId: paymentId };
+    }
+    if (voided > before) {
+      // Neither this refund's void (it would cover it) nor none: a void made elsewhere (the back office)
+      // that this gateway has not booked yet. Nothing is sent; the notification's booking comes first.
+      throw new CieloUnavailableError(`Cielo shows ${voided} cents voided of payment ${paymentId}, and this gateway's refunds ${before}: refund ${request.refundId} waits until the difference is booked`);
+    }
+    if (status !== 1 && status !== 2) throw new CardRefundRefusedError(`Cielo cannot void payment ${paymentId} in Status ${String(payment.Status)} (ref §3.1)`);
+    const captured = status === 1 ? (payment.Amount ?? 0) : (payment.CapturedAmount ?? payment.Amount ?? 0);
+    const full = before + request.amountCents >= captured;
+    if (payment.Type === 'DebitCard' && !full && voided > 0) {
+      throw new CardRefundRefusedError(`Cielo allows one partial void of a debit sale, and payment ${paymentId} has one: refund what is left in full instead`);
+    }
+    // An authorized, uncaptured sale is voided whole, without an amount (ref §12.6).
+    const query = status === 1 ? '' : `?amount=${request.amountCents}`;
+    await request.onSend?.();
+    const answer = await this.client.send('PUT', `/1/sales/${encodeURIComponent(paymentId)}/void${query}`);
+    if (answer.status === 200 || answer.status === 201) return this.voidOutcome(request, paymentId, (answer.body ?? {}) as CieloVoidAnswer);
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
+      const error = firstError(answer.body as CieloErrors | null);
+      const said = error ? `${String(error.Code ?? answer.status)} ${error.Message ?? ''}`.trim() : `HTTP ${answer.status}`;
+      throw new CardRefundRefusedError(`Cielo refused the void: ${said}`);
+    }
+    throw new CieloUnavailableError(`Cielo answered ${answer.status} to the void of refund ${request.refundId}: its outcome is unknown`);
   }
+
+  /** What a void's answer says (ref §4.2's return codes). */
+  private voidOutcome(request: CardRefundRequest, paymentId: string, answer: CieloVoidAnswer): CardRefundAnswer {
+    const status = Number(answer.Status);
+    const code = answer.ReturnCode === undefined ? '' : String(answer.ReturnCode).trim();
+    const said = `${code} ${answer.ReturnMessage ?? answer.ReasonMessage ?? ''}`.trim();
+    if (VOID_MADE.has(code) || (code === '' && (status === 10 || status === 11))) return { status: 'COMPLETED', externalId: paymentId };
+    if (VOID_NOT_DONE_YET.has(code)) {
+      this.logger.warn({ provider: CIELO, refundId: request.refundId, paymentId, code }, 'Cielo did not make a void yet (another is processing, or the pause between voids): asked again later');
+      return { status: 'PENDING' };
+    }
+    if (VOID_UNKNOWN.has(code) || code === '') throw new CieloUnavailableError(`Cielo answered the void of refund ${request.refundId} with ${said || `Status ${String(answer.Status)}`}: its outcome is looked up before anything is sent again`);
+    throw new CardRefundRefusedError(`Cielo refused the void: ${said}`);
+  }
+
+  /**
+   * The payment under Cielo's id (`GET /1/sales/{PaymentId}`, query host): our reference from its
+   * MerchantOrderId (null when it is not one of this gateway's), its state as a charge, and what was voided
+   * of it. Null when Cielo shows none (404: unknown, another store's, or older than three months).
+   */
+  async findPayment(externalId: string): Promise<CardPayment | null> {
+    if (!/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(externalId)) return null;
+    const found = await this.client.query(`/1/sales/${encodeURIComponent(externalId)}`);
+    if (found.status === 404 || !found.body) return null;
+    const sale = found.body as CieloSale;
+    const orderId = sale.MerchantOrderId ?? '';
+    const prefix = this.settings.orderIdPrefix;
+    const reference = orderId.startsWith(prefix) && /^[1-9][0-9]{0,9}$/.test(orderId.slice(prefix.length)) ? orderId.slice(prefix.length) : null;
+    const payment = { ...(sale.Payment ?? {}), PaymentId: sale.Payment?.PaymentId ?? externalId };
+    return { reference, charge: resultOf(payment), refundedCents: cents(voidedCents(payment)) };
+  }
+}
+
+/** Void return codes (ref §4.2): made (0, 9); not done, a void of the sale pending or within the pause (10, 223, 476); unknown, looked up before anything is sent again. */
+const VOID_MADE = new Set(['0', '00', '9', '09']);
+const VOID_NOT_DONE_YET = new Set(['10', '223', '476']);
+const VOID_UNKNOWN = new Set(['5', '57', '99', '97', '98', '504', 'BP900', 'BP903']);
+
+/** What Cielo gave back of a payment: its VoidedAmount (the sum of its voids), or all of it once it is Voided or Refunded without one. */
+function voidedCents(payment: CieloPayment): number {
+  if (typeof payment.VoidedAmount === 'number') return payment.VoidedAmount;
+  const status = Number(payment.Status);
+  return status === 10 || status === 11 ? (payment.CapturedAmount ?? payment.Amount ?? 0) : 0;
 }
 
 /** What a payment's `Status` means for its sale (ref §3.1, §12.4), with Cielo's ReturnCode and ReturnMessage. */
