@@ -111,4 +111,17 @@ describe('Cielo configuration (issue 39)', () => {
     expect(reason({ ...valid, CIELO_NOT_FOUND_AFTER_SECONDS: '0' })).toBe('Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400');
     expect(reason({ ...valid, CIELO_TIMEOUT_MS: '30000', CIELO_NOT_FOUND_AFTER_SECONDS: '30' })).toMatch(/^Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS/);
   });
+
+  it('takes CIELO_NOTIFICATION_URL as https with an unguessable last segment (http on loopback only), and its header as `Name: value`', () => {
+    const segment = 'a1B2c3D4e5F6g7H8i9J0k_-z';
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: `https://gateway.example/cielo/${segment}`, CIELO_NOTIFICATION_HEADER: 'X-Cielo-Secret: s3cr3t value' })).toBeNull();
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: `http://127.0.0.1:3000/cielo/${segment}` })).toBeNull();
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: `http://gateway.example/cielo/${segment}` })).toBe('Invalid configuration: CIELO_NOTIFICATION_URL must be an https URL (http only on loopback, for tests)');
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: 'https://gateway.example/cielo/notifications' })).toMatch(/^Invalid configuration: CIELO_NOTIFICATION_URL must end in an unguessable path segment/);
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: `https://gateway.example/cielo/${segment}?a=1` })).toBe('Invalid configuration: CIELO_NOTIFICATION_URL must have no query or fragment');
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: 'not a url' })).toMatch(/^Invalid configuration: CIELO_NOTIFICATION_URL must be a URL/);
+    expect(reason({ ...valid, CIELO_NOTIFICATION_URL: `https://gateway.example/cielo/${segment}`, CIELO_NOTIFICATION_HEADER: 'no colon' })).toMatch(/^Invalid configuration: CIELO_NOTIFICATION_HEADER must be `Name: value`/);
+    expect(reason({ ...valid, CIELO_NOTIFICATION_HEADER: 'X-Cielo-Secret: s3cr3t' })).toBe('Invalid configuration: CIELO_NOTIFICATION_HEADER needs CIELO_NOTIFICATION_URL (the URL Cielo sends it to)');
+    expect(reason({ ...valid, CIELO_INBOX_MAX: '10' })).toBe('Invalid configuration: CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000');
+  });
 });
