@@ -24,7 +24,7 @@ export class RefundResponse {
     description: 'SELLER: asked through this API. PSP: a return the PSP made on its own (a MED), booked as soon as the PSP reports it: the seller loses what was credited for that part, fees are not returned',
   })
   initiatedBy: 'SELLER' | 'PSP';
-  @ApiProperty({ example: null, nullable: true, type: String, description: "A PSP's return: its natureza at the PSP (MED_OPERACIONAL, MED_FRAUDE, …); null for the seller's refunds" })
+  @ApiProperty({ example: null, nullable: true, type: String, description: "A PSP's return: its natureza at the PSP (MED_OPERACIONAL, MED_FRAUDE, …), or ACQUIRER_VOID for a refund a card acquirer made in its back office; null for the seller's refunds" })
   nature: string | null;
   @ApiProperty({ example: '2026-11-25T13:00:05.123Z' }) createdAt: string;
   @ApiProperty({ example: null, nullable: true, type: String }) completedAt: string | null;
