@@ -132,9 +132,23 @@ export class RefundsRepository {
     await this.dataSource.query(`UPDATE sale_refunds SET requested_at = COALESCE(requested_at, now()), return_id = COALESCE($2, return_id), updated_at = now() WHERE id = $1 AND status = 'PENDING'`, [id, returnId]);
   }
 
-  /** A refund sent to its provider now (again): when, so that a provider without idempotency is not sent it again while an answer may come. */
-  async markSent(id: number): Promise<void> {
-    await this.dataSource.query(`UPDATE sale_refunds SET requested_at = now(), updated_at = now() WHERE id = $1 AND status = 'PENDING'`, [id]);
+  /** A card refund left pending (the acquirer took it, or it waits its turn): asked again once it has been left alone a while. */
+  async markWaiting(id: number): Promise<void> {
+    await this.dataSource.query(`UPDATE sale_refunds SET updated_at = now() WHERE id = $1 AND status = 'PENDING'`, [id]);
+  }
+
+  /**
+   * A refund about to be sent to its provider (again): when, so that a provider without idempotency is not
+   * sent it again while an answer may come; only if it is still PENDING and was not sent since `sentBefore`
+   * was read (false: another pass is sending it). Kept to the millisecond, so that it compares with what was read.
+   */
+  async markSent(id: number, sentBefore: Date | null): Promise<boolean> {
+    const [, updated] = (await this.dataSource.query(
+      `UPDATE sale_refunds SET requested_at = date_trunc('milliseconds', clock_timestamp()), updated_at = now()
+        WHERE id = $1 AND status = 'PENDING' AND requested_at IS NOT DISTINCT FROM $2::timestamptz`,
+      [id, sentBefore],
+    )) as [unknown, number];
+    return updated === 1;
   }
 
   /** Of the other refunds of a refund's sale: whether an older one is still PENDING, and when one was last sent or finished. */

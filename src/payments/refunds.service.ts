@@ -148,7 +148,8 @@ export class RefundsService implements OnModuleInit {
         : this.refundCard(refund, sale),
     apply: async ({ refund }, answer) => {
       if ('returnId' in answer) await this.applyReturn(refund, answer);
-      else if (answer.status === 'PENDING') await this.refunds.markRequested(refund.id, null);
+      // A card refund pending (taken, or waiting its turn) is asked again later; when it was really sent is recorded by onSend.
+      else if (answer.status === 'PENDING') await this.refunds.markWaiting(refund.id);
       else await this.finish(refund.id, 'COMPLETED', answer.externalId, null);
     },
     fail: ({ refund }, reason) => this.finish(refund.id, 'FAILED', null, reason),
@@ -170,7 +171,7 @@ export class RefundsService implements OnModuleInit {
       refundedBeforeCents: sale.refundCompletedCents,
       ...siblings,
       sentAt: refund.requestedAt,
-      onSend: () => this.refunds.markSent(refund.id),
+      onSend: () => this.refunds.markSent(refund.id, refund.requestedAt),
     });
   }
 

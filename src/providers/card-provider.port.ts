@@ -89,8 +89,12 @@ export interface CardRefundRequest {
   earlierPending?: boolean;
   lastRefundAt?: Date | null;
   sentAt?: Date | null;
-  /** Called just before the refund is sent to the acquirer (not when it only waits its turn): the service records when (`sentAt` next time). */
-  onSend?: () => Promise<void>;
+  /**
+   * Called just before the refund is sent to the acquirer (not when it only waits its turn): the service
+   * records when (`sentAt` next time), if no one else sent it since it was read. False: another pass (another
+   * instance) is sending it, and nothing is sent.
+   */
+  onSend?: () => Promise<boolean>;
 }
 
 /** A payment as the acquirer's look-up by its own id shows it (the id a notification names). */

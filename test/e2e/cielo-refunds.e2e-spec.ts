@@ -178,6 +178,22 @@ describe('Refunds and notifications through Cielo (issue 39)', () => {
     expect(await lookup(seller, sale.id)).toMatchObject({ status: 'PAGO' });
   });
 
+  it('a void Cielo answered 503 (nothing made) is sent again by the janitor once: two passes at once (two instances) send one void between them', async () => {
+    const seller = await createSeller(t);
+    const { sale, paymentId } = await paidSale(seller, 9_000);
+    cielo.failNext(1, { method: 'PUT', status: 503 });
+    const pending = await refund(seller, sale.id, 4_000);
+    expect(pending).toMatchObject({ status: 'PENDING' });
+    expect(cielo.payment(paymentId)).toMatchObject({ voidedAmount: 0 });
+    expect(voidsOf(paymentId)).toHaveLength(1);
+
+    await ageRefund(pending.id);
+    await Promise.all([retryRefunds(), retryRefunds()]);
+    expect(voidsOf(paymentId)).toHaveLength(2);
+    expect(cielo.payment(paymentId)).toMatchObject({ status: 2, voidedAmount: 4_000, voids: 1 });
+    expect((await refundsOf(seller, sale.id)).refunds[0]).toMatchObject({ id: pending.id, status: 'COMPLETED' });
+  });
+
   it('a Pending sale (Status 12) is settled by Cielo’s notification: approved is PAGO, denied is RECUSADO, each after GET /1/sales/{PaymentId} on the query host', async () => {
     const seller = await createSeller(t);
     cielo.pendingNext(2);

@@ -283,7 +283,7 @@ export class CieloCardProvider implements CardProvider {
     }
     // An authorized, uncaptured sale is voided whole, without an amount (ref §12.6).
     const query = status === 1 ? '' : `?amount=${request.amountCents}`;
-    await request.onSend?.();
+    if (request.onSend && !(await request.onSend())) return { status: 'PENDING' };
     const answer = await this.client.send('PUT', `/1/sales/${encodeURIComponent(paymentId)}/void${query}`);
     if (answer.status === 200 || answer.status === 201) return this.voidOutcome(request, paymentId, (answer.body ?? {}) as CieloVoidAnswer);
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
