@@ -246,6 +246,8 @@ export class CheckoutService {
             customerName: request.customer.name,
             customerDocument: request.customer.document ?? null,
             statementDescriptor: profile.invoiceDescriptor,
+            method: request.paymentMethod === 'DEBIT_CARD' ? 'DEBIT_CARD' : 'CREDIT_CARD',
+            ...(details.threeDSecure ? { authentication: details.threeDSecure } : {}),
           }),
       },
       opened,

@@ -96,6 +96,19 @@ export interface ChargeRequest extends ChargeContext {
   amountCents: Cents;
   installments: number;
   kind: ChargeKind;
+  /** The sale's method: a debit card is charged as one (always authenticated, one instalment); credit when omitted. */
+  method?: 'CREDIT_CARD' | 'DEBIT_CARD';
+  /** The cardholder's 3-D Secure authentication (required for debit, checked before the sale is written), for the first charge only: in memory, never persisted. */
+  authentication?: ThreeDSecureResult;
+}
+
+/** What Cielo's 3-D Secure script (BP.Mpi) answered on the checkout page (a sale's card.threeDSecure). */
+export interface ThreeDSecureResult {
+  cavv: string;
+  xid?: string;
+  eci: string;
+  version: string;
+  referenceId: string;
 }
 
 /** What a provider cannot take (checked before a sale is written): its reason, or null. */
@@ -161,6 +174,9 @@ export interface ThreeDSecureToken {
   environment: 'SDB' | 'PRD' | 'SANDBOX';
   scriptUrl: string | null;
 }
+
+/** The acquirer offers 3-D Secure but it is not configured here (answered 422 NOT_SUPPORTED). */
+export class ThreeDSecureNotOfferedError extends Error {}
 
 /** Issues boletos (and takes transfers) for the sales of its rail. */
 export interface BoletoProvider {

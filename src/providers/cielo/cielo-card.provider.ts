@@ -12,8 +12,12 @@ import {
   ChargeRequest,
   ChargeResult,
   PreparedCard,
+  ThreeDSecureNotOfferedError,
+  ThreeDSecureResult,
+  ThreeDSecureToken,
 } from '../card-provider.port';
 import { CieloClient, CieloUnavailableError } from './cielo.client';
+import { CieloMpiClient } from './cielo-mpi.client';
 
 /** The provider name written on the card sales Cielo holds. */
 export const CIELO = 'cielo';
@@ -41,6 +45,9 @@ const CIELO_BRANDS: Readonly<Record<string, string>> = {
   DISCOVER: 'Discover',
   HIPERCARD: 'Hipercard',
 };
+
+/** The brands Cielo takes debit cards of (ref §2.3, D-BRANDS). */
+const DEBIT_BRANDS: ReadonlySet<string> = new Set(['VISA', 'MASTERCARD', 'ELO']);
 
 /** Cielo's limits (ref §2.1–2.3): the statement text, the holder's name, the customer's name. */
 const SOFT_DESCRIPTOR_MAX = 13;
@@ -79,7 +86,10 @@ interface CieloOrderQuery {
  * `Capture` true (authorized and captured in one step), `Interest` ByMerchant (parcelado lojista: the
  * seller bears the instalments; a seller cannot choose ByIssuer here), and the seller's invoice
  * descriptor as `SoftDescriptor`. `Status` 2 is approved, 3 refused (ReturnCode and ReturnMessage kept), 12
- * pending, 0 and 13 failed (ref §3.1).
+ * pending, 0 and 13 failed (ref §3.1). A debit sale (Visa, Master, Elo) is `Type` DebitCard, one
+ * instalment, with `Authenticate` true and the cardholder's 3-D Secure 2.2 result as
+ * `ExternalAuthentication` (ref §8.4; the ECI was checked before the sale was written); a credit sale with
+ * one sends it the same way. threeDSecureToken gives the checkout page its MPI token (CIELO_3DS_*).
  *
  * **No idempotency** (ref §5): a POST is sent once, ever. One without an answer (a timeout, a 5xx, a reset,
  * the process killed) is left to the janitor, which asks `GET /1/sales?merchantOrderId=` on the query host
@@ -87,7 +97,7 @@ interface CieloOrderQuery {
  * only once the sale was sent CIELO_NOT_FOUND_AFTER_SECONDS ago (voidCharge): Cielo has nothing that
  * cancels a POST on its way.
  *
- * Not yet (issue 39's other parts): debit with 3-D Secure, stored cards for subscriptions, refunds by
+ * Not yet (issue 39's other parts): stored cards for subscriptions, refunds by
  * void, notifications; `unsupported` refuses such sales before they are written, and refunds are refused.
  */
 export class CieloCardProvider implements CardProvider {
@@ -96,10 +106,14 @@ export class CieloCardProvider implements CardProvider {
   constructor(
     private readonly client: CieloClient,
     private readonly settings: CieloSettings,
+    /** Cielo's 3-D Secure MPI (CIELO_3DS_*), for the checkout page's token; null when not configured. */
+    private readonly mpi: CieloMpiClient | null = null,
   ) {}
 
   unsupported(sale: CardSaleShape): string | null {
-    if (sale.paymentMethod === 'DEBIT_CARD') return 'Debit cards through Cielo need 3-D Secure, which this gateway does not offer yet: pay by credit card';
+    if (sale.paymentMethod === 'DEBIT_CARD' && (sale.brand === null || !DEBIT_BRANDS.has(sale.brand))) {
+      return `Cielo takes debit cards of ${[...DEBIT_BRANDS].join(', ')} only, not ${sale.brand ?? 'this card’s brand'}`;
+    }
     if (sale.subscription) return 'Card subscriptions through Cielo (charged later with a stored card) are not available on this gateway yet';
     if (sale.brand === null || !CIELO_BRANDS[sale.brand]) {
       return `Cielo does not take ${sale.brand ?? 'this card’s'} cards here (it takes ${Object.values(CIELO_BRANDS).join(', ')})`;
@@ -124,6 +138,15 @@ export class CieloCardProvider implements CardProvider {
     if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a card of a brand it does not take`);
     const document = request.customerDocument;
     const descriptor = softDescriptor(request.statementDescriptor ?? null);
+    const debit = request.method === 'DEBIT_CARD';
+    if (debit && !request.authentication) throw new Error(`Cielo was asked to charge the debit sale ${request.reference} without its 3-D Secure authentication`);
+    const cardNode = {
+      CardNumber: card.number,
+      Holder: holderName(card.holderName),
+      ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
+      SecurityCode: card.cvv,
+      Brand: brand,
+    };
     const body = {
       MerchantOrderId: this.orderId(request.reference),
       Customer: {
@@ -131,21 +154,17 @@ export class CieloCardProvider implements CardProvider {
         ...(document ? { Identity: document.number.replace(/\D/g, ''), IdentityType: document.type === 'cnpj' ? 'CNPJ' : 'CPF' } : {}),
       },
       Payment: {
-        Type: 'CreditCard',
+        Type: debit ? 'DebitCard' : 'CreditCard',
         Amount: request.amountCents,
         Currency: 'BRL',
         Country: 'BRA',
-        Installments: request.installments,
-        Interest: 'ByMerchant',
+        // Debit is paid at once: one instalment, captured with its authorization (ref §2.4, §8).
+        Installments: debit ? 1 : request.installments,
+        ...(debit ? {} : { Interest: 'ByMerchant' }),
         Capture: true,
         ...(descriptor ? { SoftDescriptor: descriptor } : {}),
-        CreditCard: {
-          CardNumber: card.number,
-          Holder: holderName(card.holderName),
-          ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
-          SecurityCode: card.cvv,
-          Brand: brand,
-        },
+        ...(request.authentication ? { Authenticate: true, ExternalAuthentication: externalAuthentication(request.authentication) } : {}),
+        ...(debit ? { DebitCard: cardNode } : { CreditCard: cardNode }),
       },
     };
     const answer = await this.client.send('POST', '/1/sales/', body);
@@ -162,6 +181,12 @@ export class CieloCardProvider implements CardProvider {
       return { outcome: 'FAILED', externalId: '', reason: `Cielo refused the request: ${acquirerReturn.code} ${acquirerReturn.message}`.trim(), acquirerReturn };
     }
     throw new CieloUnavailableError(`Cielo answered ${answer.status} to the sale ${request.reference}: its outcome is unknown`);
+  }
+
+  /** A token for the checkout page's BP.Mpi script, from Cielo's MPI (CIELO_3DS_*). */
+  async threeDSecureToken(): Promise<ThreeDSecureToken> {
+    if (!this.mpi) throw new ThreeDSecureNotOfferedError('3-D Secure is not configured on this gateway (CIELO_3DS_*)');
+    return this.mpi.token();
   }
 
   /** Each sale is its own POST (Cielo takes one sale per call), one after the other. */
@@ -262,6 +287,17 @@ function firstError(body: CieloErrors | null): { Code?: number | string; Message
 }
 
 /** The seller's invoice descriptor as Cielo takes it: letters, digits and spaces, at most 13; none when nothing is left. */
+/** The script's answer as Cielo's `Payment.ExternalAuthentication` (ref §8.4): Xid only when the script gave one. */
+function externalAuthentication(authentication: ThreeDSecureResult): Record<string, string> {
+  return {
+    Cavv: authentication.cavv,
+    ...(authentication.xid ? { Xid: authentication.xid } : {}),
+    Eci: authentication.eci,
+    Version: authentication.version,
+    ReferenceId: authentication.referenceId,
+  };
+}
+
 export function softDescriptor(descriptor: string | null): string | null {
   if (!descriptor) return null;
   const ascii = descriptor.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z0-9 ]/g, '').replace(/\s+/g, ' ').trim();
