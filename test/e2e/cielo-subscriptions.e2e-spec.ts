@@ -47,6 +47,8 @@ describe('Subscriptions on stored cards through Cielo (issue 39)', () => {
       ...cielo.gatewayEnv(),
       CIELO_ORDER_ID_PREFIX: ORDER_PREFIX,
       CIELO_TIMEOUT_MS: '3000',
+      // Renewals are run ahead of the real clock through the sandbox scheduler route.
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
       // The janitor runs when a test asks (the sandbox scheduler route, for its seller), not on its own timer.
       JANITOR_SECONDS: '3600',
     });
