@@ -46,6 +46,12 @@ export interface ChargeResult {
   acquirerReturn?: AcquirerReturn | null;
   /** What the acquirer reports captured for the charge (ledger:verify's evidence), when it says. */
   capturedCents?: Cents | null;
+  /**
+   * A stored card's token the acquirer gave with this answer, for the charge's subscription to keep: the
+   * card saved by its first charge (ChargeRequest.saveCard), or the new card the issuer's updater gave on
+   * a renewal (Cielo's NewCard). In memory only: sealed before it is written, never logged.
+   */
+  cardToken?: string | null;
 }
 
 /** What a charge is made with, besides its amount: the buyer's name and the seller's statement descriptor, when known. */
@@ -100,6 +106,10 @@ export interface ChargeRequest extends ChargeContext {
   method?: 'CREDIT_CARD' | 'DEBIT_CARD';
   /** The cardholder's 3-D Secure authentication (required for debit, checked before the sale is written), for the first charge only: in memory, never persisted. */
   authentication?: ThreeDSecureResult;
+  /** The first charge of a card subscription: the acquirer is to keep the card for its renewals (its token answered in ChargeResult.cardToken). */
+  saveCard?: boolean;
+  /** The stored card's brand (our name, domain/card.ts), for an acquirer that needs it beside the token (Cielo). */
+  brand?: string | null;
 }
 
 /** What Cielo's 3-D Secure script (BP.Mpi) answered on the checkout page (a sale's card.threeDSecure). */

@@ -303,6 +303,18 @@ export class SubscriptionsRepository {
     if (updates.length > 0) addRowUpdates(statement, this.dataSource.getMetadata(SubscriptionEntity), updates, { gate });
   }
 
+  /**
+   * Stored cards' acquirer tokens, sealed (payments/stored-card-token.ts): the card a first charge saved, or
+   * the issuer's replacement a renewal's answer gave; in the caller's transaction (the charge's move).
+   */
+  async saveSealedCardTokens(tokens: Array<{ subscriptionId: number; sealed: string }>, manager: EntityManager): Promise<void> {
+    if (tokens.length === 0) return;
+    await manager.query(
+      `UPDATE subscriptions s SET card_token_sealed = t.sealed FROM jsonb_to_recordset($1::jsonb) AS t(id int, sealed text) WHERE s.id = t.id`,
+      [JSON.stringify(tokens.map(({ subscriptionId, sealed }) => ({ id: subscriptionId, sealed })))],
+    );
+  }
+
   async releaseClaims(ids: number[]): Promise<void> {
     await BILLING_LEASE.release(this.dataSource, ids);
   }

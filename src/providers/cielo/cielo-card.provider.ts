@@ -62,10 +62,15 @@ interface CieloPayment {
   ReturnMessage?: string;
   Amount?: number;
   CapturedAmount?: number;
+  /** The card node echoed: `CardToken` when the sale saved the card (`SaveCard` true, ref §6.2). */
+  CreditCard?: { CardToken?: string; SaveCard?: boolean | string };
+  /** The issuer's replacement for the card charged (Renova Fácil / ABU, ref §6.5). */
+  NewCard?: { CardNumber?: string; ExpirationDate?: string; Brand?: string };
 }
 
 interface CieloSale {
   MerchantOrderId?: string;
+  Customer?: { Name?: string };
   Payment?: CieloPayment;
 }
 
@@ -97,8 +102,15 @@ interface CieloOrderQuery {
  * only once the sale was sent CIELO_NOT_FOUND_AFTER_SECONDS ago (voidCharge): Cielo has nothing that
  * cancels a POST on its way.
  *
- * Not yet (issue 39's other parts): stored cards for subscriptions, refunds by
- * void, notifications; `unsupported` refuses such sales before they are written, and refunds are refused.
+ * **Stored cards** (ref §6): the first charge of a card subscription saves the card (`SaveCard`, `CardOnFile`
+ * First/Recurring) and answers its `CardToken`; renewals and retries are charged with that token, without
+ * CVV, `Recurrent` and `CardOnFile` Used/Recurring (a merchant-initiated recurring charge, ref §6.3), and a
+ * Mastercard carries `InitiatedTransactionIndicator` (C1 then M1, Subscription, ref §6.4). A refusal that
+ * carries the issuer's `NewCard` (ref §6.5) has that card tokenized at once (`POST /1/card/`): its token is
+ * answered for the subscription to keep, and the next charge uses it. Tokens leave here only in
+ * ChargeResult.cardToken, never logged.
+ *
+ * Not yet (issue 39's other parts): refunds by void, notifications; refunds are refused.
  */
 export class CieloCardProvider implements CardProvider {
   private readonly logger = new Logger(CieloCardProvider.name);
@@ -114,7 +126,6 @@ export class CieloCardProvider implements CardProvider {
     if (sale.paymentMethod === 'DEBIT_CARD' && (sale.brand === null || !DEBIT_BRANDS.has(sale.brand))) {
       return `Cielo takes debit cards of ${[...DEBIT_BRANDS].join(', ')} only, not ${sale.brand ?? 'this card’s brand'}`;
     }
-    if (sale.subscription) return 'Card subscriptions through Cielo (charged later with a stored card) are not available on this gateway yet';
     if (sale.brand === null || !CIELO_BRANDS[sale.brand]) {
       return `Cielo does not take ${sale.brand ?? 'this card’s'} cards here (it takes ${Object.values(CIELO_BRANDS).join(', ')})`;
     }
@@ -131,22 +142,11 @@ export class CieloCardProvider implements CardProvider {
   }
 
   async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
-    const card = request.card;
-    // Unreachable while `unsupported` refuses subscriptions: a renewal's stored card is not Cielo's yet.
-    if (!card) throw new Error(`Cielo was asked to charge ${request.reference} without the card: stored cards are not available through Cielo yet`);
-    const brand = CIELO_BRANDS[detectCardBrand(card.number) ?? ''];
-    if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a card of a brand it does not take`);
+    const payment = paymentCard(request);
     const document = request.customerDocument;
     const descriptor = softDescriptor(request.statementDescriptor ?? null);
     const debit = request.method === 'DEBIT_CARD';
     if (debit && !request.authentication) throw new Error(`Cielo was asked to charge the debit sale ${request.reference} without its 3-D Secure authentication`);
-    const cardNode = {
-      CardNumber: card.number,
-      Holder: holderName(card.holderName),
-      ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
-      SecurityCode: card.cvv,
-      Brand: brand,
-    };
     const body = {
       MerchantOrderId: this.orderId(request.reference),
       Customer: {
@@ -164,13 +164,13 @@ export class CieloCardProvider implements CardProvider {
         Capture: true,
         ...(descriptor ? { SoftDescriptor: descriptor } : {}),
         ...(request.authentication ? { Authenticate: true, ExternalAuthentication: externalAuthentication(request.authentication) } : {}),
-        ...(debit ? { DebitCard: cardNode } : { CreditCard: cardNode }),
+        ...payment,
       },
     };
     const answer = await this.client.send('POST', '/1/sales/', body);
     if (answer.status === 201 || answer.status === 200) {
       const sale = answer.body as CieloSale;
-      return resultOf(sale.Payment ?? {});
+      return this.withStoredCard(sale, resultOf(sale.Payment ?? {}), request.reference);
     }
     // A request Cielo refused (ref §1.3: 400 validation or business rule, 401 credentials, 403 IP, 404/405
     // route): no payment was made; the sale fails with Cielo's first error as its answer.
@@ -210,12 +210,14 @@ export class CieloCardProvider implements CardProvider {
     const ids = [...new Set((body.Payments ?? body.Payment ?? []).map((one) => one.PaymentId).filter((id): id is string => typeof id === 'string'))];
     if (ids.length === 0) return null;
     const payments: CieloPayment[] = [];
+    const customers = new Map<string, CieloSale['Customer']>();
     for (const id of ids) {
       const found = await this.client.query(`/1/sales/${encodeURIComponent(id)}`);
       if (found.status === 404) continue;
       const sale = found.body as CieloSale;
       if (sale.MerchantOrderId !== undefined && sale.MerchantOrderId !== orderId) continue;
       if (sale.Payment) payments.push({ PaymentId: id, ...sale.Payment });
+      customers.set(id, sale.Customer);
     }
     if (payments.length === 0) throw new CieloUnavailableError(`Cielo lists payments under ${orderId} that its look-up by PaymentId does not show yet`);
     if (payments.length > 1) {
@@ -225,7 +227,40 @@ export class CieloCardProvider implements CardProvider {
       );
     }
     const chosen = payments.find((one) => Number(one.Status) === 2) ?? payments.find((one) => Number(one.Status) === 12) ?? payments[payments.length - 1];
-    return resultOf(chosen);
+    return this.withStoredCard({ Customer: customers.get(chosen.PaymentId ?? ''), Payment: chosen }, resultOf(chosen), reference);
+  }
+
+  /**
+   * The card token a sale's answer gives its subscription: the one `SaveCard` made (ref §6.2), or, when the
+   * issuer's updater answered a `NewCard` (ref §6.5), that new card tokenized now by `POST /1/card/` (its
+   * number held in memory for this one call). A tokenization that fails is logged (without the card) and
+   * the subscription keeps its card: the refusal stands either way.
+   */
+  private async withStoredCard(sale: CieloSale, result: ChargeResult, reference: string): Promise<ChargeResult> {
+    const payment = sale.Payment ?? {};
+    const saved = payment.CreditCard?.CardToken;
+    if (typeof saved === 'string' && truthy(payment.CreditCard?.SaveCard) && result.outcome === 'APPROVED') return { ...result, cardToken: saved };
+    const renewed = payment.NewCard;
+    if (!renewed?.CardNumber || !renewed.ExpirationDate || !renewed.Brand) return result;
+    try {
+      const holder = holderName(sale.Customer?.Name ?? '');
+      const answer = await this.client.send('POST', '/1/card/', {
+        CustomerName: (sale.Customer?.Name ?? '').slice(0, CUSTOMER_NAME_MAX) || holder,
+        CardNumber: renewed.CardNumber,
+        Holder: holder,
+        ExpirationDate: renewed.ExpirationDate,
+        Brand: renewed.Brand,
+      });
+      const token = (answer.body as { CardToken?: unknown } | null)?.CardToken;
+      if ((answer.status === 201 || answer.status === 200) && typeof token === 'string') {
+        this.logger.log({ provider: CIELO, reference }, 'The issuer replaced a stored card (NewCard): its new card was tokenized for the next charges');
+        return { ...result, cardToken: token };
+      }
+      this.logger.warn({ provider: CIELO, reference, status: answer.status }, 'Cielo did not tokenize the issuer’s new card (NewCard): the subscription keeps its card');
+    } catch (error) {
+      this.logger.warn({ provider: CIELO, reference, err: (error as Error).message }, 'Cielo did not answer the tokenization of the issuer’s new card (NewCard): the subscription keeps its card');
+    }
+    return result;
   }
 
   /**
@@ -308,4 +343,44 @@ export function softDescriptor(descriptor: string | null): string | null {
 function holderName(name: string): string {
   const plain = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z ]/g, '').replace(/\s+/g, ' ').trim();
   return plain.slice(0, HOLDER_MAX).trim() || 'TITULAR';
+}
+
+/**
+ * The card part of a sale's Payment (ref §2.3, §6): the card itself for a first charge (saved, with
+ * CardOnFile First/Recurring, when it opens a subscription), or the subscription's token for a renewal or
+ * retry (no CVV: a merchant-initiated recurring charge, `Recurrent` with CardOnFile Used/Recurring).
+ * Mastercard with stored credentials also carries who initiated it (ref §6.4).
+ */
+function paymentCard(request: ChargeRequest): Record<string, unknown> {
+  const card = request.card;
+  if (card) {
+    const brand = CIELO_BRANDS[detectCardBrand(card.number) ?? ''];
+    if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a card of a brand it does not take`);
+    const saving = request.saveCard === true;
+    return {
+      ...(saving && brand === 'Master' ? { InitiatedTransactionIndicator: { Category: 'C1', Subcategory: 'Subscription' } } : {}),
+      // A debit card is its own node (ref §2.3); only a credit card is saved for renewals.
+      [request.method === 'DEBIT_CARD' ? 'DebitCard' : 'CreditCard']: {
+        CardNumber: card.number,
+        Holder: holderName(card.holderName),
+        ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
+        SecurityCode: card.cvv,
+        Brand: brand,
+        ...(saving ? { SaveCard: true, CardOnFile: { Usage: 'First', Reason: 'Recurring' } } : {}),
+      },
+    };
+  }
+  const brand = CIELO_BRANDS[request.brand ?? ''];
+  if (!request.token) throw new Error(`Cielo was asked to charge ${request.reference} with neither a card nor a stored card's token`);
+  if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a stored card of a brand it does not take (${request.brand ?? 'none'})`);
+  return {
+    Recurrent: true,
+    ...(brand === 'Master' ? { InitiatedTransactionIndicator: { Category: 'M1', Subcategory: 'Subscription' } } : {}),
+    CreditCard: { CardToken: request.token, Brand: brand, CardOnFile: { Usage: 'Used', Reason: 'Recurring' } },
+  };
+}
+
+/** Cielo's booleans come as JSON booleans or as strings (ref §2.2). */
+function truthy(value: unknown): boolean {
+  return value === true || value === 'true' || value === 'True';
 }
