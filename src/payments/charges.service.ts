@@ -205,8 +205,9 @@ export class ChargesService implements OnModuleInit {
    */
   private async keepCardTokens(moved: SaleEntity[], charges: ReadonlyMap<number, ChargeResult | null>, manager: EntityManager): Promise<void> {
     const tokens = moved.flatMap((sale) => {
-      const token = charges.get(sale.id)?.cardToken;
-      return token && sale.subscriptionId !== null ? [{ subscriptionId: sale.subscriptionId, sealed: sealCardToken(token, this.config) }] : [];
+      const charge = charges.get(sale.id);
+      const token = charge?.cardToken;
+      return token && sale.subscriptionId !== null ? [{ subscriptionId: sale.subscriptionId, sealed: sealCardToken(token, this.config), card: charge?.replacedCard ?? null }] : [];
     });
     await this.subscriptions.saveSealedCardTokens(tokens, manager);
   }

@@ -52,6 +52,11 @@ export interface ChargeResult {
    * a renewal (Cielo's NewCard). In memory only: sealed before it is written, never logged.
    */
   cardToken?: string | null;
+  /**
+   * The stored card's last four digits and brand (our name) when the token is of another card than the one
+   * the subscription shows (the issuer's NewCard): the subscription is shown, and charged, as that card.
+   */
+  replacedCard?: { lastFour: string; brand: string } | null;
 }
 
 /** What a charge is made with, besides its amount: the buyer's name and the seller's statement descriptor, when known. */

@@ -307,11 +307,13 @@ export class SubscriptionsRepository {
    * Stored cards' acquirer tokens, sealed (payments/stored-card-token.ts): the card a first charge saved, or
    * the issuer's replacement a renewal's answer gave; in the caller's transaction (the charge's move).
    */
-  async saveSealedCardTokens(tokens: Array<{ subscriptionId: number; sealed: string }>, manager: EntityManager): Promise<void> {
+  /** Each subscription's sealed card token, with the card it is of when it replaced another (the issuer's NewCard: its last four and brand). */
+  async saveSealedCardTokens(tokens: Array<{ subscriptionId: number; sealed: string; card?: { lastFour: string; brand: string } | null }>, manager: EntityManager): Promise<void> {
     if (tokens.length === 0) return;
     await manager.query(
-      `UPDATE subscriptions s SET card_token_sealed = t.sealed FROM jsonb_to_recordset($1::jsonb) AS t(id int, sealed text) WHERE s.id = t.id`,
-      [JSON.stringify(tokens.map(({ subscriptionId, sealed }) => ({ id: subscriptionId, sealed })))],
+      `UPDATE subscriptions s SET card_token_sealed = t.sealed, card_last_four = COALESCE(t.last_four, s.card_last_four), card_brand = COALESCE(t.brand, s.card_brand)
+         FROM jsonb_to_recordset($1::jsonb) AS t(id int, sealed text, last_four text, brand text) WHERE s.id = t.id`,
+      [JSON.stringify(tokens.map(({ subscriptionId, sealed, card }) => ({ id: subscriptionId, sealed, last_four: card?.lastFour ?? null, brand: card?.brand ?? null })))],
     );
   }
 

@@ -77,7 +77,7 @@ describe('Subscriptions on stored cards through Cielo (issue 39)', () => {
   const scheduler = async (seller: TestSeller, at: Date | number) =>
     (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({ now: new Date(at).toISOString() }).expect(200)).body as Json;
   const subscriptionRow = async (id: number) =>
-    (await t.db.query(`SELECT status, card_token, card_token_sealed, next_billing_date, next_retry_at, successful_billings FROM subscriptions WHERE id = $1`, [id]))[0] as Json;
+    (await t.db.query(`SELECT status, card_token, card_token_sealed, card_last_four, card_brand, next_billing_date, next_retry_at, successful_billings FROM subscriptions WHERE id = $1`, [id]))[0] as Json;
   const salesOf = async (subscriptionId: number) =>
     (await t.db.query(`SELECT id, status, billing_period, billing_attempt, card_token, acquirer_return_code FROM sales WHERE subscription_id = $1 ORDER BY id`, [subscriptionId])) as Json[];
   const saleRequest = (saleId: number): CieloRecordedRequest => {
@@ -191,6 +191,8 @@ describe('Subscriptions on stored cards through Cielo (issue 39)', () => {
     expect(after.status).toBe('PAST_DUE');
     expect(after.card_token_sealed).toMatch(/^v2\./);
     expect(after.card_token_sealed).not.toBe(sealedBefore);
+    // The subscription shows, and is charged as, the new card.
+    expect(after).toMatchObject({ card_last_four: newCard.CardNumber.slice(-4), card_brand: 'VISA' });
 
     // The retry (dunning) is charged with the new card's token, and pays.
     expect((await scheduler(seller, (after.next_retry_at as Date).getTime() + 60_000)).subscriptions.retries).toBe(1);

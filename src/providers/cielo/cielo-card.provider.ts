@@ -254,7 +254,8 @@ export class CieloCardProvider implements CardProvider {
       const token = (answer.body as { CardToken?: unknown } | null)?.CardToken;
       if ((answer.status === 201 || answer.status === 200) && typeof token === 'string') {
         this.logger.log({ provider: CIELO, reference }, 'The issuer replaced a stored card (NewCard): its new card was tokenized for the next charges');
-        return { ...result, cardToken: token };
+        const brand = detectCardBrand(renewed.CardNumber) ?? Object.keys(CIELO_BRANDS).find((ours) => CIELO_BRANDS[ours] === renewed.Brand) ?? null;
+        return { ...result, cardToken: token, ...(brand ? { replacedCard: { lastFour: renewed.CardNumber.slice(-4), brand } } : {}) };
       }
       this.logger.warn({ provider: CIELO, reference, status: answer.status }, 'Cielo did not tokenize the issuer’s new card (NewCard): the subscription keeps its card');
     } catch (error) {
