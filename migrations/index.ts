@@ -31,6 +31,7 @@ import { KeepSubscriptionDocumentType1795620000000 } from './1795620000000-KeepS
 import { KeepPayoutEvidence1795630000000 } from './1795630000000-KeepPayoutEvidence';
 import { RecordPayoutAttempts1795640000000 } from './1795640000000-RecordPayoutAttempts';
 import { KeepAcquirerAnswers1795650000000 } from './1795650000000-KeepAcquirerAnswers';
+import { SealStoredCardTokens1795660000000 } from './1795660000000-SealStoredCardTokens';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   KeepPayoutEvidence1795630000000,
   RecordPayoutAttempts1795640000000,
   KeepAcquirerAnswers1795650000000,
+  SealStoredCardTokens1795660000000,
 ];

@@ -120,6 +120,20 @@ export class AppConfig {
       inboxMax: env.CIELO_INBOX_MAX,
     };
   }
+  /** Cielo's 3-D Secure MPI (CIELO_3DS_*), or null when CIELO_3DS_URL is not set. */
+  get cieloThreeDSecure(): { url: string; clientId: string; clientSecret: string; establishmentCode: string; merchantName: string; mcc: string; environment: 'SDB' | 'PRD' } | null {
+    const env = this.env;
+    if (!env.CIELO_3DS_URL) return null;
+    return {
+      url: env.CIELO_3DS_URL,
+      clientId: env.CIELO_3DS_CLIENT_ID ?? '',
+      clientSecret: env.CIELO_3DS_CLIENT_SECRET ?? '',
+      establishmentCode: env.CIELO_3DS_ESTABLISHMENT_CODE ?? '',
+      merchantName: env.CIELO_3DS_MERCHANT_NAME ?? '',
+      mcc: env.CIELO_3DS_MCC ?? '',
+      environment: env.CIELO_3DS_ENVIRONMENT ?? (new URL(env.CIELO_3DS_URL).hostname === 'mpi.braspag.com.br' ? 'PRD' : 'SDB'),
+    };
+  }
   /** Whether subscriptions can ask for Pix Automático: always in the sandbox; under api-pix once the receiving account is set. */
   get automaticPixAvailable(): boolean {
     return this.pixProvider === 'sandbox' || this.apiPix.receiverAccount !== null;

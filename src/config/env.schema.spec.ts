@@ -124,4 +124,25 @@ describe('Cielo configuration (issue 39)', () => {
     expect(reason({ ...valid, CIELO_NOTIFICATION_HEADER: 'X-Cielo-Secret: s3cr3t' })).toBe('Invalid configuration: CIELO_NOTIFICATION_HEADER needs CIELO_NOTIFICATION_URL (the URL Cielo sends it to)');
     expect(reason({ ...valid, CIELO_INBOX_MAX: '10' })).toBe('Invalid configuration: CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000');
   });
+
+  it('debit’s 3-D Secure MPI: optional, but complete once CIELO_3DS_URL is set, each value checked', () => {
+    const mpi = {
+      CIELO_3DS_URL: 'https://mpisandbox.braspag.com.br',
+      CIELO_3DS_CLIENT_ID: 'dba3a8db-fa54-40e0-8bab-7bfb9b6f2e2e',
+      CIELO_3DS_CLIENT_SECRET: 'D/ilRsfoqHlSUChwAMnlyKdDNd7FMsM7cU/vo02REag=',
+      CIELO_3DS_ESTABLISHMENT_CODE: '1006993069',
+      CIELO_3DS_MERCHANT_NAME: 'Loja Exemplo Ltda',
+      CIELO_3DS_MCC: '5912',
+    };
+    expect(reason({ ...valid, ...mpi })).toBeNull();
+    expect(reason({ ...valid, ...mpi, CIELO_3DS_ENVIRONMENT: 'PRD' })).toBeNull();
+    for (const name of ['CIELO_3DS_CLIENT_ID', 'CIELO_3DS_CLIENT_SECRET', 'CIELO_3DS_ESTABLISHMENT_CODE', 'CIELO_3DS_MERCHANT_NAME', 'CIELO_3DS_MCC']) {
+      expect(reason({ ...valid, ...mpi, [name]: '' })).toBe(`Invalid configuration: ${name} is required with CIELO_3DS_URL (debit's 3-D Secure)`);
+    }
+    expect(reason({ ...valid, ...mpi, CIELO_3DS_URL: 'http://mpi.braspag.com.br' })).toMatch(/^Invalid configuration: CIELO_3DS_URL must be an https URL/);
+    expect(reason({ ...valid, ...mpi, CIELO_3DS_ESTABLISHMENT_CODE: '12345' })).toBe('Invalid configuration: CIELO_3DS_ESTABLISHMENT_CODE must be the 10-digit establishment code (EC)');
+    expect(reason({ ...valid, ...mpi, CIELO_3DS_MERCHANT_NAME: 'A'.repeat(26) })).toBe('Invalid configuration: CIELO_3DS_MERCHANT_NAME must be 1 to 25 characters');
+    expect(reason({ ...valid, ...mpi, CIELO_3DS_MCC: '59120' })).toBe('Invalid configuration: CIELO_3DS_MCC must be the 4-digit merchant category code');
+    expect(reason({ ...valid, ...mpi, CIELO_3DS_ENVIRONMENT: 'TEST' })).toBe('Invalid configuration: CIELO_3DS_ENVIRONMENT must be SDB or PRD');
+  });
 });

@@ -203,6 +203,54 @@ export class EnvironmentVariables {
   @Min(1, { message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
   @Max(3600, { message: 'EFI_RESEND_AFTER_SECONDS must be a whole number of seconds, 1 to 3600' })
   EFI_RESEND_AFTER_SECONDS = 60;
+
+  /**
+   * CARD_PROVIDER=cielo, debit's 3-D Secure 2.2 (POST /api/cards/3ds-token): Cielo's MPI host,
+   * https://mpisandbox.braspag.com.br or https://mpi.braspag.com.br. With it, every CIELO_3DS_* but the
+   * environment is required; without it the token endpoint answers 422 NOT_SUPPORTED (debit sales still
+   * go through with a result from the seller's own MPI).
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(HTTPS_URL, { message: 'CIELO_3DS_URL must be an https URL without a trailing slash, e.g. https://mpi.braspag.com.br' })
+  CIELO_3DS_URL?: string;
+
+  /** The MPI's ClientId (Cielo's site, "Credenciais"). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[!-~]{1,100}$/, { message: 'CIELO_3DS_CLIENT_ID must be the MPI ClientId (printable characters, no spaces)' })
+  CIELO_3DS_CLIENT_ID?: string;
+
+  /** The MPI's ClientSecret, a secret. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[!-~]{1,200}$/, { message: 'CIELO_3DS_CLIENT_SECRET must be the MPI ClientSecret (printable characters, no spaces)' })
+  CIELO_3DS_CLIENT_SECRET?: string;
+
+  /** The store's 10-digit establishment code (EC) at Cielo. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9]{10}$/, { message: 'CIELO_3DS_ESTABLISHMENT_CODE must be the 10-digit establishment code (EC)' })
+  CIELO_3DS_ESTABLISHMENT_CODE?: string;
+
+  /** The store's name as the MPI shows it, up to 25 characters. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^\P{Cc}{1,25}$/u, { message: 'CIELO_3DS_MERCHANT_NAME must be 1 to 25 characters' })
+  CIELO_3DS_MERCHANT_NAME?: string;
+
+  /** The store's merchant category code, 4 digits. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[0-9]{4}$/, { message: 'CIELO_3DS_MCC must be the 4-digit merchant category code' })
+  CIELO_3DS_MCC?: string;
+
+  /** bpmpi_config's Environment for the page: SDB (sandbox) or PRD; by default PRD only for https://mpi.braspag.com.br. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(['SDB', 'PRD'], { message: 'CIELO_3DS_ENVIRONMENT must be SDB or PRD' })
+  CIELO_3DS_ENVIRONMENT?: 'SDB' | 'PRD';
+
   /** CARD_PROVIDER=cielo: the store's id at Cielo (the MerchantId header, a GUID). */
   @Transform(emptyToUndefined)
   @IsOptional()
@@ -665,6 +713,11 @@ function checkCielo(env: EnvironmentVariables): void {
   }
   if (env.CIELO_NOT_FOUND_AFTER_SECONDS * 1000 <= env.CIELO_TIMEOUT_MS) {
     fail('CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS: a sale still on its way would be taken as never made');
+  }
+  if (env.CIELO_3DS_URL) {
+    for (const name of ['CIELO_3DS_CLIENT_ID', 'CIELO_3DS_CLIENT_SECRET', 'CIELO_3DS_ESTABLISHMENT_CODE', 'CIELO_3DS_MERCHANT_NAME', 'CIELO_3DS_MCC'] as const) {
+      if (!env[name]) fail(`${name} is required with CIELO_3DS_URL (debit's 3-D Secure)`);
+    }
   }
   if (env.CIELO_NOTIFICATION_URL) {
     let url: URL;

@@ -23,6 +23,7 @@ import { ChargeOutcome, ChargesService } from './charges.service';
 import { PaymentDocument } from './checkout.service';
 import { MoneyPipeline, openedSale } from './money-pipeline';
 import { PixChargesService } from './pix-charges.service';
+import { cardTokenOf } from './stored-card-token';
 
 const BATCH = 500;
 /**
@@ -96,7 +97,7 @@ export class BillingService {
     private readonly providers: ProviderRegistry,
     private readonly pixCharges: PixChargesService,
     private readonly automaticPix: AutomaticPixService,
-    config: AppConfig,
+    private readonly config: AppConfig,
   ) {
     this.dunning = { ...DEFAULT_DUNNING, ...config.subscriptionDunning };
     this.billingConcurrency = Math.max(1, Math.min(config.billingConcurrency, config.database.poolSize - 1));
@@ -349,7 +350,7 @@ export class BillingService {
           // Each card is charged by the provider that holds it (its subscription's, on the sale); one
           // provider's failure leaves its own cards to the recovery job, not the others'.
           for (const charged of groupBy(turn.filter(({ subscription }) => !halted.has(subscription.id)), ({ sale }) => sale.provider)) {
-            const answered = await callProvider(renewalCharges(this.providers), charged);
+            const answered = await callProvider(renewalCharges(this.providers, this.config), charged);
             if (answered.kind === 'answered') charged.forEach(({ sale }, index) => outcomes.push({ saleId: sale.id, charge: answered.answer[index] }));
           }
         } catch (error) {
@@ -516,7 +517,7 @@ function cardVoid(providers: ProviderRegistry): Pick<ProviderOperation<SaleEntit
 }
 
 /** Renewal charges of stored cards at their one provider, in one call (a provider operation: src/providers/provider-operation.ts); its answers in order. */
-function renewalCharges(providers: ProviderRegistry): Pick<ProviderOperation<Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>, ChargeResult[]>, 'name' | 'provider' | 'reference' | 'call'> {
+function renewalCharges(providers: ProviderRegistry, config: AppConfig): Pick<ProviderOperation<Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>, ChargeResult[]>, 'name' | 'provider' | 'reference' | 'call'> {
   return {
     name: 'batch of renewal charges',
     provider: ([first]) => first.sale.provider,
@@ -524,6 +525,18 @@ function renewalCharges(providers: ProviderRegistry): Pick<ProviderOperation<Arr
     call: (charged) =>
       providers
         .card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`)
-        .chargeCards(charged.map(({ subscription, sale }) => ({ reference: chargeReference(sale.id), token: subscription.cardToken as string, amountCents: sale.amountCents, installments: 1, kind: 'RENEWAL' }))),
+        .chargeCards(
+          charged.map(({ subscription, sale }) => ({
+            reference: chargeReference(sale.id),
+            // The stored card: the acquirer's token opened from its seal for this call, or the sandbox's.
+            token: cardTokenOf(subscription, config) as string,
+            brand: subscription.cardBrand,
+            amountCents: sale.amountCents,
+            installments: 1,
+            kind: 'RENEWAL',
+            customerName: subscription.customerName,
+            customerDocument: subscription.customerDocument && subscription.customerDocumentType ? { type: subscription.customerDocumentType, number: subscription.customerDocument } : null,
+          })),
+        ),
   };
 }

@@ -4,6 +4,7 @@ import { ApiErrorResponses } from '../common/decorators/api-error-responses.deco
 import { ApiKeyAuth } from '../common/decorators/api-key-auth.decorator';
 import { SalesExceptionFilter } from '../common/filters/sales-exception.filter';
 import { DomainError } from '../domain/domain-error';
+import { ThreeDSecureNotOfferedError } from '../providers/card-provider.port';
 import { ProviderRefusedError } from '../providers/provider-operation';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { ThreeDSecureTokenResponse } from './dto/three-d-secure-token.response';
@@ -38,6 +39,7 @@ export class CardAuthenticationController {
       const token = await acquirer.threeDSecureToken();
       return { accessToken: token.accessToken, expiresAt: token.expiresAt.toISOString(), environment: token.environment, scriptUrl: token.scriptUrl };
     } catch (error) {
+      if (error instanceof ThreeDSecureNotOfferedError) throw new DomainError('NOT_SUPPORTED', error.message);
       if (error instanceof ProviderRefusedError) throw new DomainError('PSP_REFUSED', error.message);
       throw new DomainError('SERVICE_UNAVAILABLE', "Cielo's 3-D Secure service did not answer; try again");
     }

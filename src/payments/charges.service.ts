@@ -17,7 +17,9 @@ import { SaleEntity } from '../sales/entities/sale.entity';
 import { toTransaction } from '../sales/sale.presenter';
 import { assertOwnedSale, assertSaleExists } from '../sales/sales.service';
 import { SaleLookupItem, SalesRepository, StatusChangeAuthor } from '../sales/sales.repository';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { MoneyPipeline, SaleMoveRequest } from './money-pipeline';
+import { sealCardToken } from './stored-card-token';
 import { callProvider } from '../providers/provider-operation';
 
 /** Rows one scheduler pass handles per kind of work. */
@@ -116,6 +118,7 @@ export class ChargesService implements OnModuleInit {
     private readonly config: AppConfig,
     private readonly intake: ProviderIntake,
     private readonly janitor: Janitor,
+    private readonly subscriptions: SubscriptionsRepository,
   ) {}
 
   /**
@@ -169,6 +172,7 @@ export class ChargesService implements OnModuleInit {
         const locked = await read(manager);
         const moves = locked.flatMap((sale) => answerMove(sale, charges.get(sale.id) ?? null, items.get(sale.id)));
         const done = await this.pipeline.write(manager, { sales: moves }, now, schedules);
+        await this.keepCardTokens([...done.sales.values()], charges, manager);
         const sales = new Map(locked.map((sale) => [sale.id, done.sales.get(sale.id) ?? sale]));
         return { sales, moved: done.sales.size, result: within ? await within(manager, sales) : undefined };
       });
@@ -192,6 +196,20 @@ export class ChargesService implements OnModuleInit {
       }
     }
     return apply((manager) => this.sales.findByIdsForUpdate([...charges.keys()], manager));
+  }
+
+  /**
+   * The card tokens the acquirer answered with the charges of subscriptions that moved in this unit (a
+   * first charge that saved its card, a renewal refused with the issuer's new card), sealed on their
+   * subscriptions: each answer's token is written once, with its sale's move.
+   */
+  private async keepCardTokens(moved: SaleEntity[], charges: ReadonlyMap<number, ChargeResult | null>, manager: EntityManager): Promise<void> {
+    const tokens = moved.flatMap((sale) => {
+      const charge = charges.get(sale.id);
+      const token = charge?.cardToken;
+      return token && sale.subscriptionId !== null ? [{ subscriptionId: sale.subscriptionId, sealed: sealCardToken(token, this.config), card: charge?.replacedCard ?? null }] : [];
+    });
+    await this.subscriptions.saveSealedCardTokens(tokens, manager);
   }
 
   /**
@@ -313,7 +331,8 @@ export class ChargesService implements OnModuleInit {
         },
         sale,
       );
-      if (answered.kind === 'answered') refunded.push(sale.id);
+      // Only a refund made: one the acquirer took without making yet (PENDING: Cielo's void of a sale with another processing) stays due.
+      if (answered.kind === 'answered' && answered.answer.status === 'COMPLETED') refunded.push(sale.id);
     }
     if (refunded.length === 0) return 0;
     return this.dataSource.transaction(async (manager) => {

@@ -243,9 +243,13 @@ export class CheckoutService {
             amountCents: sale.amountCents,
             installments: sale.installments ?? 1,
             kind: 'FIRST',
+            // A card subscription's first charge keeps the card for its renewals (a trial's too: it is charged at once).
+            ...(opened.subscriptionId !== null ? { saveCard: true } : {}),
             customerName: request.customer.name,
             customerDocument: request.customer.document ?? null,
             statementDescriptor: profile.invoiceDescriptor,
+            method: request.paymentMethod === 'DEBIT_CARD' ? 'DEBIT_CARD' : 'CREDIT_CARD',
+            ...(details.threeDSecure ? { authentication: details.threeDSecure } : {}),
           }),
       },
       opened,

@@ -46,6 +46,17 @@ export interface ChargeResult {
   acquirerReturn?: AcquirerReturn | null;
   /** What the acquirer reports captured for the charge (ledger:verify's evidence), when it says. */
   capturedCents?: Cents | null;
+  /**
+   * A stored card's token the acquirer gave with this answer, for the charge's subscription to keep: the
+   * card saved by its first charge (ChargeRequest.saveCard), or the new card the issuer's updater gave on
+   * a renewal (Cielo's NewCard). In memory only: sealed before it is written, never logged.
+   */
+  cardToken?: string | null;
+  /**
+   * The stored card's last four digits and brand (our name) when the token is of another card than the one
+   * the subscription shows (the issuer's NewCard): the subscription is shown, and charged, as that card.
+   */
+  replacedCard?: { lastFour: string; brand: string } | null;
 }
 
 /** What a charge is made with, besides its amount: the buyer's name and the seller's statement descriptor, when known. */
@@ -125,6 +136,23 @@ export interface ChargeRequest extends ChargeContext {
   amountCents: Cents;
   installments: number;
   kind: ChargeKind;
+  /** The sale's method: a debit card is charged as one (always authenticated, one instalment); credit when omitted. */
+  method?: 'CREDIT_CARD' | 'DEBIT_CARD';
+  /** The cardholder's 3-D Secure authentication (required for debit, checked before the sale is written), for the first charge only: in memory, never persisted. */
+  authentication?: ThreeDSecureResult;
+  /** The first charge of a card subscription: the acquirer is to keep the card for its renewals (its token answered in ChargeResult.cardToken). */
+  saveCard?: boolean;
+  /** The stored card's brand (our name, domain/card.ts), for an acquirer that needs it beside the token (Cielo). */
+  brand?: string | null;
+}
+
+/** What Cielo's 3-D Secure script (BP.Mpi) answered on the checkout page (a sale's card.threeDSecure). */
+export interface ThreeDSecureResult {
+  cavv: string;
+  xid?: string;
+  eci: string;
+  version: string;
+  referenceId: string;
 }
 
 /** What a provider cannot take (checked before a sale is written): its reason, or null. */
@@ -192,6 +220,9 @@ export interface ThreeDSecureToken {
   environment: 'SDB' | 'PRD' | 'SANDBOX';
   scriptUrl: string | null;
 }
+
+/** The acquirer offers 3-D Secure but it is not configured here (answered 422 NOT_SUPPORTED). */
+export class ThreeDSecureNotOfferedError extends Error {}
 
 /** Issues boletos (and takes transfers) for the sales of its rail. */
 export interface BoletoProvider {

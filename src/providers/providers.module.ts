@@ -9,6 +9,7 @@ import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
 import { ApiPixNotifications } from './api-pix/api-pix.notifications';
 import { CIELO, CieloCardProvider } from './cielo/cielo-card.provider';
 import { CieloClient } from './cielo/cielo.client';
+import { CieloMpiClient } from './cielo/cielo-mpi.client';
 import { CieloNotifications } from './cielo/cielo.notifications';
 import { EFI, EfiPayoutProvider } from './efi/efi-payout.provider';
 import { PROVIDER_ADAPTERS, ProviderAdapters, ProviderRegistry } from './provider-registry';
@@ -48,6 +49,13 @@ function cieloClient(config: AppConfig): CieloClient {
   });
 }
 
+/** Cielo's 3-D Secure MPI from the configuration (CIELO_3DS_*; trusted with CIELO_CA_FILE too), or null when not set. */
+function cieloMpiClient(config: AppConfig): CieloMpiClient | null {
+  const mpi = config.cieloThreeDSecure;
+  if (!mpi) return null;
+  return new CieloMpiClient({ ...mpi, ca: config.cielo.caFile ? readFileSync(config.cielo.caFile) : null, timeoutMs: config.cielo.timeoutMs });
+}
+
 /** Cielo's notification post, when CIELO_NOTIFICATION_URL is set. */
 function cieloNotifications(config: AppConfig): { notifications?: CieloNotifications } {
   const settings = config.cieloNotifications;
@@ -58,8 +66,8 @@ function cieloNotifications(config: AppConfig): { notifications?: CieloNotificat
  * The providers this gateway can use, each by its name, gathered into the ProviderRegistry: the sandbox
  * (every port, in-process) and, when PIX_PROVIDER=api-pix, a PSP through the BCB's API Pix (PIX, and Pix
  * Automático once its receiving account is configured), and with PAYOUT_PROVIDER=efi that PSP's sends
- * (Efí's extension, on the same connection); with CARD_PROVIDER=cielo, credit card sales through Cielo's
- * API E-commerce 3.0. A new provider is its folder here and one line in PROVIDER_ADAPTERS' list.
+ * (Efí's extension, on the same connection); with CARD_PROVIDER=cielo, card sales through Cielo's
+ * API E-commerce 3.0 (and its 3-D Secure MPI, with CIELO_3DS_URL). A new provider is its folder here and one line in PROVIDER_ADAPTERS' list.
  */
 @Module({
   providers: [
@@ -97,7 +105,7 @@ function cieloNotifications(config: AppConfig): { notifications?: CieloNotificat
           ...(apiPix ? [apiPixAdapters(apiPix, config, efi)] : []),
           // Efí's send rides on the API Pix connection to the same PSP; its callbacks come on that webhook.
           ...(efi ? [{ name: EFI, payout: efi }] : []),
-          ...(cielo ? [{ name: CIELO, card: new CieloCardProvider(cielo, { orderIdPrefix: config.cielo.orderIdPrefix, notFoundAfterSeconds: config.cielo.notFoundAfterSeconds, timeoutMs: config.cielo.timeoutMs }), ...cieloNotifications(config) }] : []),
+          ...(cielo ? [{ name: CIELO, card: new CieloCardProvider(cielo, { orderIdPrefix: config.cielo.orderIdPrefix, notFoundAfterSeconds: config.cielo.notFoundAfterSeconds, timeoutMs: config.cielo.timeoutMs }, cieloMpiClient(config)), ...cieloNotifications(config) }] : []),
         ];
       },
     },

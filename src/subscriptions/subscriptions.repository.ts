@@ -303,6 +303,20 @@ export class SubscriptionsRepository {
     if (updates.length > 0) addRowUpdates(statement, this.dataSource.getMetadata(SubscriptionEntity), updates, { gate });
   }
 
+  /**
+   * Stored cards' acquirer tokens, sealed (payments/stored-card-token.ts): the card a first charge saved, or
+   * the issuer's replacement a renewal's answer gave; in the caller's transaction (the charge's move).
+   */
+  /** Each subscription's sealed card token, with the card it is of when it replaced another (the issuer's NewCard: its last four and brand). */
+  async saveSealedCardTokens(tokens: Array<{ subscriptionId: number; sealed: string; card?: { lastFour: string; brand: string } | null }>, manager: EntityManager): Promise<void> {
+    if (tokens.length === 0) return;
+    await manager.query(
+      `UPDATE subscriptions s SET card_token_sealed = t.sealed, card_last_four = COALESCE(t.last_four, s.card_last_four), card_brand = COALESCE(t.brand, s.card_brand)
+         FROM jsonb_to_recordset($1::jsonb) AS t(id int, sealed text, last_four text, brand text) WHERE s.id = t.id`,
+      [JSON.stringify(tokens.map(({ subscriptionId, sealed, card }) => ({ id: subscriptionId, sealed, last_four: card?.lastFour ?? null, brand: card?.brand ?? null })))],
+    );
+  }
+
   async releaseClaims(ids: number[]): Promise<void> {
     await BILLING_LEASE.release(this.dataSource, ids);
   }

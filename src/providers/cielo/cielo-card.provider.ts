@@ -13,8 +13,12 @@ import {
   ChargeRequest,
   ChargeResult,
   PreparedCard,
+  ThreeDSecureNotOfferedError,
+  ThreeDSecureResult,
+  ThreeDSecureToken,
 } from '../card-provider.port';
 import { CieloClient, CieloUnavailableError } from './cielo.client';
+import { CieloMpiClient } from './cielo-mpi.client';
 
 /** The provider name written on the card sales Cielo holds. */
 export const CIELO = 'cielo';
@@ -50,6 +54,9 @@ const CIELO_BRANDS: Readonly<Record<string, string>> = {
   HIPERCARD: 'Hipercard',
 };
 
+/** The brands Cielo takes debit cards of (ref §2.3, D-BRANDS). */
+const DEBIT_BRANDS: ReadonlySet<string> = new Set(['VISA', 'MASTERCARD', 'ELO']);
+
 /** Cielo's limits (ref §2.1–2.3): the statement text, the holder's name, the customer's name. */
 const SOFT_DESCRIPTOR_MAX = 13;
 const HOLDER_MAX = 25;
@@ -63,6 +70,10 @@ interface CieloPayment {
   ReturnMessage?: string;
   Amount?: number;
   CapturedAmount?: number;
+  /** The card node echoed: `CardToken` when the sale saved the card (`SaveCard` true, ref §6.2). */
+  CreditCard?: { CardToken?: string; SaveCard?: boolean | string };
+  /** The issuer's replacement for the card charged (Renova Fácil / ABU, ref §6.5). */
+  NewCard?: { CardNumber?: string; ExpirationDate?: string; Brand?: string };
   VoidedAmount?: number;
   Type?: string;
 }
@@ -78,6 +89,7 @@ interface CieloVoidAnswer {
 
 interface CieloSale {
   MerchantOrderId?: string;
+  Customer?: { Name?: string };
   Payment?: CieloPayment;
 }
 
@@ -98,7 +110,10 @@ interface CieloOrderQuery {
  * `Capture` true (authorized and captured in one step), `Interest` ByMerchant (parcelado lojista: the
  * seller bears the instalments; a seller cannot choose ByIssuer here), and the seller's invoice
  * descriptor as `SoftDescriptor`. `Status` 2 is approved, 3 refused (ReturnCode and ReturnMessage kept), 12
- * pending, 0 and 13 failed (ref §3.1).
+ * pending, 0 and 13 failed (ref §3.1). A debit sale (Visa, Master, Elo) is `Type` DebitCard, one
+ * instalment, with `Authenticate` true and the cardholder's 3-D Secure 2.2 result as
+ * `ExternalAuthentication` (ref §8.4; the ECI was checked before the sale was written); a credit sale with
+ * one sends it the same way. threeDSecureToken gives the checkout page its MPI token (CIELO_3DS_*).
  *
  * **No idempotency** (ref §5): a POST is sent once, ever. One without an answer (a timeout, a 5xx, a reset,
  * the process killed) is left to the janitor, which asks `GET /1/sales?merchantOrderId=` on the query host
@@ -106,11 +121,16 @@ interface CieloOrderQuery {
  * only once the sale was sent CIELO_NOT_FOUND_AFTER_SECONDS ago (voidCharge): Cielo has nothing that
  * cancels a POST on its way.
  *
+ * **Stored cards** (ref §6): the first charge of a card subscription saves the card (`SaveCard`, `CardOnFile`
+ * First/Recurring) and answers its `CardToken`; renewals and retries are charged with that token, without
+ * CVV, `Recurrent` and `CardOnFile` Used/Recurring (a merchant-initiated recurring charge, ref §6.3), and a
+ * Mastercard carries `InitiatedTransactionIndicator` (C1 then M1, Subscription, ref §6.4). A refusal that
+ * carries the issuer's `NewCard` (ref §6.5) has that card tokenized at once (`POST /1/card/`): its token is
+ * answered for the subscription to keep, and the next charge uses it. Tokens leave here only in
+ * ChargeResult.cardToken, never logged.
+ *
  * Refunds are voids (refundCharge), each sent once: the payment is fetched before any void. Cielo's
  * notifications name a PaymentId; findPayment fetches it (cielo.notifications.ts).
- *
- * Not yet (issue 39's other parts): debit with 3-D Secure, stored cards for subscriptions; `unsupported`
- * refuses such sales before they are written.
  */
 export class CieloCardProvider implements CardProvider {
   private readonly logger = new Logger(CieloCardProvider.name);
@@ -118,11 +138,14 @@ export class CieloCardProvider implements CardProvider {
   constructor(
     private readonly client: CieloClient,
     private readonly settings: CieloSettings,
+    /** Cielo's 3-D Secure MPI (CIELO_3DS_*), for the checkout page's token; null when not configured. */
+    private readonly mpi: CieloMpiClient | null = null,
   ) {}
 
   unsupported(sale: CardSaleShape): string | null {
-    if (sale.paymentMethod === 'DEBIT_CARD') return 'Debit cards through Cielo need 3-D Secure, which this gateway does not offer yet: pay by credit card';
-    if (sale.subscription) return 'Card subscriptions through Cielo (charged later with a stored card) are not available on this gateway yet';
+    if (sale.paymentMethod === 'DEBIT_CARD' && (sale.brand === null || !DEBIT_BRANDS.has(sale.brand))) {
+      return `Cielo takes debit cards of ${[...DEBIT_BRANDS].join(', ')} only, not ${sale.brand ?? 'this card’s brand'}`;
+    }
     if (sale.brand === null || !CIELO_BRANDS[sale.brand]) {
       return `Cielo does not take ${sale.brand ?? 'this card’s'} cards here (it takes ${Object.values(CIELO_BRANDS).join(', ')})`;
     }
@@ -139,13 +162,11 @@ export class CieloCardProvider implements CardProvider {
   }
 
   async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
-    const card = request.card;
-    // Unreachable while `unsupported` refuses subscriptions: a renewal's stored card is not Cielo's yet.
-    if (!card) throw new Error(`Cielo was asked to charge ${request.reference} without the card: stored cards are not available through Cielo yet`);
-    const brand = CIELO_BRANDS[detectCardBrand(card.number) ?? ''];
-    if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a card of a brand it does not take`);
+    const payment = paymentCard(request);
     const document = request.customerDocument;
     const descriptor = softDescriptor(request.statementDescriptor ?? null);
+    const debit = request.method === 'DEBIT_CARD';
+    if (debit && !request.authentication) throw new Error(`Cielo was asked to charge the debit sale ${request.reference} without its 3-D Secure authentication`);
     const body = {
       MerchantOrderId: this.orderId(request.reference),
       Customer: {
@@ -153,27 +174,23 @@ export class CieloCardProvider implements CardProvider {
         ...(document ? { Identity: document.number.replace(/\D/g, ''), IdentityType: document.type === 'cnpj' ? 'CNPJ' : 'CPF' } : {}),
       },
       Payment: {
-        Type: 'CreditCard',
+        Type: debit ? 'DebitCard' : 'CreditCard',
         Amount: request.amountCents,
         Currency: 'BRL',
         Country: 'BRA',
-        Installments: request.installments,
-        Interest: 'ByMerchant',
+        // Debit is paid at once: one instalment, captured with its authorization (ref §2.4, §8).
+        Installments: debit ? 1 : request.installments,
+        ...(debit ? {} : { Interest: 'ByMerchant' }),
         Capture: true,
         ...(descriptor ? { SoftDescriptor: descriptor } : {}),
-        CreditCard: {
-          CardNumber: card.number,
-          Holder: holderName(card.holderName),
-          ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
-          SecurityCode: card.cvv,
-          Brand: brand,
-        },
+        ...(request.authentication ? { Authenticate: true, ExternalAuthentication: externalAuthentication(request.authentication) } : {}),
+        ...payment,
       },
     };
     const answer = await this.client.send('POST', '/1/sales/', body);
     if (answer.status === 201 || answer.status === 200) {
       const sale = answer.body as CieloSale;
-      return resultOf(sale.Payment ?? {});
+      return this.withStoredCard(sale, resultOf(sale.Payment ?? {}), request.reference);
     }
     // A request Cielo refused (ref §1.3: 400 validation or business rule, 401 credentials, 403 IP, 404/405
     // route): no payment was made; the sale fails with Cielo's first error as its answer.
@@ -184,6 +201,12 @@ export class CieloCardProvider implements CardProvider {
       return { outcome: 'FAILED', externalId: '', reason: `Cielo refused the request: ${acquirerReturn.code} ${acquirerReturn.message}`.trim(), acquirerReturn };
     }
     throw new CieloUnavailableError(`Cielo answered ${answer.status} to the sale ${request.reference}: its outcome is unknown`);
+  }
+
+  /** A token for the checkout page's BP.Mpi script, from Cielo's MPI (CIELO_3DS_*). */
+  async threeDSecureToken(): Promise<ThreeDSecureToken> {
+    if (!this.mpi) throw new ThreeDSecureNotOfferedError('3-D Secure is not configured on this gateway (CIELO_3DS_*)');
+    return this.mpi.token();
   }
 
   /** Each sale is its own POST (Cielo takes one sale per call), one after the other. */
@@ -207,12 +230,14 @@ export class CieloCardProvider implements CardProvider {
     const ids = [...new Set((body.Payments ?? body.Payment ?? []).map((one) => one.PaymentId).filter((id): id is string => typeof id === 'string'))];
     if (ids.length === 0) return null;
     const payments: CieloPayment[] = [];
+    const customers = new Map<string, CieloSale['Customer']>();
     for (const id of ids) {
       const found = await this.client.query(`/1/sales/${encodeURIComponent(id)}`);
       if (found.status === 404) continue;
       const sale = found.body as CieloSale;
       if (sale.MerchantOrderId !== undefined && sale.MerchantOrderId !== orderId) continue;
       if (sale.Payment) payments.push({ PaymentId: id, ...sale.Payment });
+      customers.set(id, sale.Customer);
     }
     if (payments.length === 0) throw new CieloUnavailableError(`Cielo lists payments under ${orderId} that its look-up by PaymentId does not show yet`);
     if (payments.length > 1) {
@@ -222,7 +247,41 @@ export class CieloCardProvider implements CardProvider {
       );
     }
     const chosen = payments.find((one) => Number(one.Status) === 2) ?? payments.find((one) => Number(one.Status) === 12) ?? payments[payments.length - 1];
-    return resultOf(chosen);
+    return this.withStoredCard({ Customer: customers.get(chosen.PaymentId ?? ''), Payment: chosen }, resultOf(chosen), reference);
+  }
+
+  /**
+   * The card token a sale's answer gives its subscription: the one `SaveCard` made (ref §6.2), or, when the
+   * issuer's updater answered a `NewCard` (ref §6.5), that new card tokenized now by `POST /1/card/` (its
+   * number held in memory for this one call). A tokenization that fails is logged (without the card) and
+   * the subscription keeps its card: the refusal stands either way.
+   */
+  private async withStoredCard(sale: CieloSale, result: ChargeResult, reference: string): Promise<ChargeResult> {
+    const payment = sale.Payment ?? {};
+    const saved = payment.CreditCard?.CardToken;
+    if (typeof saved === 'string' && truthy(payment.CreditCard?.SaveCard) && result.outcome === 'APPROVED') return { ...result, cardToken: saved };
+    const renewed = payment.NewCard;
+    if (!renewed?.CardNumber || !renewed.ExpirationDate || !renewed.Brand) return result;
+    try {
+      const holder = holderName(sale.Customer?.Name ?? '');
+      const answer = await this.client.send('POST', '/1/card/', {
+        CustomerName: (sale.Customer?.Name ?? '').slice(0, CUSTOMER_NAME_MAX) || holder,
+        CardNumber: renewed.CardNumber,
+        Holder: holder,
+        ExpirationDate: renewed.ExpirationDate,
+        Brand: renewed.Brand,
+      });
+      const token = (answer.body as { CardToken?: unknown } | null)?.CardToken;
+      if ((answer.status === 201 || answer.status === 200) && typeof token === 'string') {
+        this.logger.log({ provider: CIELO, reference }, 'The issuer replaced a stored card (NewCard): its new card was tokenized for the next charges');
+        const brand = detectCardBrand(renewed.CardNumber) ?? Object.keys(CIELO_BRANDS).find((ours) => CIELO_BRANDS[ours] === renewed.Brand) ?? null;
+        return { ...result, cardToken: token, ...(brand ? { replacedCard: { lastFour: renewed.CardNumber.slice(-4), brand } } : {}) };
+      }
+      this.logger.warn({ provider: CIELO, reference, status: answer.status }, 'Cielo did not tokenize the issuer’s new card (NewCard): the subscription keeps its card');
+    } catch (error) {
+      this.logger.warn({ provider: CIELO, reference, err: (error as Error).message }, 'Cielo did not answer the tokenization of the issuer’s new card (NewCard): the subscription keeps its card');
+    }
+    return result;
   }
 
   /**
@@ -377,6 +436,17 @@ function firstError(body: CieloErrors | null): { Code?: number | string; Message
 }
 
 /** The seller's invoice descriptor as Cielo takes it: letters, digits and spaces, at most 13; none when nothing is left. */
+/** The script's answer as Cielo's `Payment.ExternalAuthentication` (ref §8.4): Xid only when the script gave one. */
+function externalAuthentication(authentication: ThreeDSecureResult): Record<string, string> {
+  return {
+    Cavv: authentication.cavv,
+    ...(authentication.xid ? { Xid: authentication.xid } : {}),
+    Eci: authentication.eci,
+    Version: authentication.version,
+    ReferenceId: authentication.referenceId,
+  };
+}
+
 export function softDescriptor(descriptor: string | null): string | null {
   if (!descriptor) return null;
   const ascii = descriptor.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z0-9 ]/g, '').replace(/\s+/g, ' ').trim();
@@ -387,4 +457,44 @@ export function softDescriptor(descriptor: string | null): string | null {
 function holderName(name: string): string {
   const plain = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z ]/g, '').replace(/\s+/g, ' ').trim();
   return plain.slice(0, HOLDER_MAX).trim() || 'TITULAR';
+}
+
+/**
+ * The card part of a sale's Payment (ref §2.3, §6): the card itself for a first charge (saved, with
+ * CardOnFile First/Recurring, when it opens a subscription), or the subscription's token for a renewal or
+ * retry (no CVV: a merchant-initiated recurring charge, `Recurrent` with CardOnFile Used/Recurring).
+ * Mastercard with stored credentials also carries who initiated it (ref §6.4).
+ */
+function paymentCard(request: ChargeRequest): Record<string, unknown> {
+  const card = request.card;
+  if (card) {
+    const brand = CIELO_BRANDS[detectCardBrand(card.number) ?? ''];
+    if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a card of a brand it does not take`);
+    const saving = request.saveCard === true;
+    return {
+      ...(saving && brand === 'Master' ? { InitiatedTransactionIndicator: { Category: 'C1', Subcategory: 'Subscription' } } : {}),
+      // A debit card is its own node (ref §2.3); only a credit card is saved for renewals.
+      [request.method === 'DEBIT_CARD' ? 'DebitCard' : 'CreditCard']: {
+        CardNumber: card.number,
+        Holder: holderName(card.holderName),
+        ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`,
+        SecurityCode: card.cvv,
+        Brand: brand,
+        ...(saving ? { SaveCard: true, CardOnFile: { Usage: 'First', Reason: 'Recurring' } } : {}),
+      },
+    };
+  }
+  const brand = CIELO_BRANDS[request.brand ?? ''];
+  if (!request.token) throw new Error(`Cielo was asked to charge ${request.reference} with neither a card nor a stored card's token`);
+  if (!brand) throw new Error(`Cielo was asked to charge ${request.reference} with a stored card of a brand it does not take (${request.brand ?? 'none'})`);
+  return {
+    Recurrent: true,
+    ...(brand === 'Master' ? { InitiatedTransactionIndicator: { Category: 'M1', Subcategory: 'Subscription' } } : {}),
+    CreditCard: { CardToken: request.token, Brand: brand, CardOnFile: { Usage: 'Used', Reason: 'Recurring' } },
+  };
+}
+
+/** Cielo's booleans come as JSON booleans or as strings (ref §2.2). */
+function truthy(value: unknown): boolean {
+  return value === true || value === 'true' || value === 'True';
 }

@@ -38,6 +38,14 @@ export class SubscriptionEntity {
   @Column({ name: 'card_token', type: 'varchar', nullable: true, select: false })
   cardToken: string | null;
 
+  /**
+   * An acquirer's token for the stored card (Cielo's CardToken, saved by the first charge or replaced by
+   * the issuer's NewCard), sealed at rest (payments/stored-card-token.ts); null for the sandbox's cards,
+   * whose token is `cardToken`.
+   */
+  @Column({ name: 'card_token_sealed', type: 'text', nullable: true, select: false })
+  cardTokenSealed: string | null;
+
   @Column({ name: 'card_last_four', type: 'char', nullable: true })
   cardLastFour: string | null;
 

@@ -136,7 +136,7 @@ export interface CieloSimulatorOptions {
 
 export type CieloHost = 'transactional' | 'query' | 'mpi';
 
-export type CieloOperation = 'sale' | 'capture' | 'void' | 'void-by-order' | 'get-sale' | 'get-by-order' | 'get-by-tid' | 'mpi-token' | 'other';
+export type CieloOperation = 'sale' | 'capture' | 'void' | 'void-by-order' | 'get-sale' | 'get-by-order' | 'get-by-tid' | 'mpi-token' | 'card-token' | 'other';
 
 /** One request the simulator received, secrets redacted; `status` 0 when the answer was lost. */
 export interface CieloRecordedRequest {
@@ -636,6 +636,9 @@ export class CieloSimulator {
       case 'get-sale':
         answer = this.getSale(call, (sale) => sale.paymentId === route.param.toLowerCase());
         break;
+      case 'card-token':
+        answer = this.createCardToken(call);
+        break;
       case 'get-by-tid':
         answer = this.getSale(call, (sale) => sale.tid === route.param);
         break;
@@ -779,6 +782,29 @@ export class CieloSimulator {
     this.sales.set(paymentId, record);
     this.lastSaleBodies.set(paymentId, { customer: sale.Customer, payment: echoPayment(payment, type) });
     return { status: 201, body: { ...this.saleView(record), SentOrderId: record.sentOrderId } };
+  }
+
+  /**
+   * POST /1/card/ (ref §6.1): the card stored, its token answered (201, assumed: the code is unconfirmed)
+   * with `Links` as one object, as the manual shows. A number failing Luhn answers 400 [{Code 213}].
+   */
+  private createCardToken(call: Call): Answer {
+    const body = this.jsonBody(call);
+    const found = schemaErrors('CardTokenRequest', body);
+    if (found.length > 0) {
+      this.violations.push(...found.map((error) => `POST ${call.url.pathname}: ${errorText(error)}`));
+      throw new CieloRefusal({ status: 400, body: dedupe(found.map(errorCode)) });
+    }
+    const card = body as { CardNumber: string; Holder: string; ExpirationDate: string; Brand: string };
+    if (!luhnValid(card.CardNumber)) throw errors([213, 'Credit Card Number is invalid']);
+    const token = randomUUID();
+    this.cards.set(token, { number: card.CardNumber, holder: card.Holder, expirationDate: card.ExpirationDate, brand: card.Brand });
+    return { status: 201, body: { CardToken: token, Links: { Method: 'GET', Rel: 'self', Href: `${this.queryUrl}/1/card/${token}` } } };
+  }
+
+  /** The card number a token stands for (a test's check that the issuer's new card was the one tokenized). */
+  cardNumberOf(token: string): string | undefined {
+    return this.cards.get(token.toLowerCase())?.number;
   }
 
   /** §3.2 Renova Fácil in sandbox: a card ending in 3 with an expired date on a recurring sale has a new card. */
@@ -1128,6 +1154,7 @@ const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 function routeOf(method: string, path: string): { operation: CieloOperation; param: string } | null {
   let match: RegExpExecArray | null;
   if (method === 'POST' && /^\/1\/sales\/?$/.test(path)) return { operation: 'sale', param: '' };
+  if (method === 'POST' && /^\/1\/card\/?$/.test(path)) return { operation: 'card-token', param: '' };
   if (method === 'GET' && /^\/1\/sales\/?$/.test(path)) return { operation: 'get-by-order', param: '' };
   if (method === 'PUT' && (match = /^\/1\/sales\/OrderId\/([^/]+)\/void\/?$/.exec(path))) return { operation: 'void-by-order', param: decodeURIComponent(match[1]) };
   if (method === 'PUT' && (match = /^\/1\/sales\/([^/]+)\/capture\/?$/.exec(path))) return { operation: 'capture', param: decodeURIComponent(match[1]) };
@@ -1145,6 +1172,7 @@ function answerSchema(call: Call, answer: Answer): CieloSchemaName | null {
   if (route.operation === 'sale' || route.operation === 'get-sale' || route.operation === 'get-by-tid') return 'SaleResponse';
   if (route.operation === 'capture' || route.operation === 'void' || route.operation === 'void-by-order') return 'CaptureVoidResponse';
   if (route.operation === 'get-by-order') return 'MerchantOrderQueryResponse';
+  if (route.operation === 'card-token') return 'CardTokenResponse';
   return null;
 }
 
