@@ -151,10 +151,10 @@ export class RefundsRepository {
     return updated === 1;
   }
 
-  /** Of the other refunds of a refund's sale: whether an older one is still PENDING, and when one was last sent or finished. */
+  /** Of the other refunds of a refund's sale: whether an older one is still PENDING, and when one sent to the provider was last sent or finished (one refused before it was sent does not count). */
   async siblingsOf(saleId: number, refundId: number): Promise<{ earlierPending: boolean; lastRefundAt: Date | null }> {
     const [row] = await this.dataSource.query(
-      `SELECT COALESCE(bool_or(status = 'PENDING' AND id < $2), false) AS "earlierPending", max(GREATEST(requested_at, completed_at)) AS "lastRefundAt"
+      `SELECT COALESCE(bool_or(status = 'PENDING' AND id < $2), false) AS "earlierPending", max(GREATEST(requested_at, completed_at)) FILTER (WHERE requested_at IS NOT NULL) AS "lastRefundAt"
          FROM sale_refunds WHERE sale_id = $1 AND id <> $2`,
       [saleId, refundId],
     );

@@ -47,7 +47,13 @@ describe('Refunds and notifications through Cielo (issue 39)', () => {
 
   beforeAll(async () => {
     certs = await makeCertificates();
-    cielo = await CieloSimulator.start({ certs, merchantId: MERCHANT_ID, merchantKey: MERCHANT_KEY, notificationHeaders: { [HEADER_NAME]: HEADER_VALUE } });
+    cielo = await CieloSimulator.start({
+      certs,
+      merchantId: MERCHANT_ID,
+      merchantKey: MERCHANT_KEY,
+      notificationHeaders: { [HEADER_NAME]: HEADER_VALUE },
+      mpi: { clientId: 'mpi-refunds-e2e', clientSecret: 'mpi-refunds-secret-0123456789' },
+    });
     const port = await freePort();
     notificationUrl = `http://127.0.0.1:${port}/cielo/notifications/${randomBytes(16).toString('hex')}`;
     t = await startApp({
@@ -193,6 +199,28 @@ describe('Refunds and notifications through Cielo (issue 39)', () => {
     expect(cielo.payment(paymentId)).toMatchObject({ status: 2, voidedAmount: 4_000, voids: 1 });
     expect((await refundsOf(seller, sale.id)).refunds[0]).toMatchObject({ id: pending.id, status: 'COMPLETED' });
   });
+
+  it('a debit sale takes one partial void only (ref §4.2): a second partial refund is FAILED without a void sent, the rest refunded in full', async () => {
+    const seller = await createSeller(t);
+    const number = cardNumber(1);
+    const page = (await t.http.post('/api/cards/3ds-token').set(seller.headers).send({}).expect(200)).body as Json;
+    const result = cielo.authenticate(page.accessToken, number);
+    const threeDSecure = { cavv: result.Cavv, eci: result.Eci, version: result.Version, referenceId: result.ReferenceId };
+    const card = { number, holderName: 'Maria Souza', expirationMonth: '12', expirationYear: '2035', cvv: '123', threeDSecure };
+    const sale = (await t.http.post('/api/sales').set(seller.headers).send(saleBody('DEBIT_CARD', { amount: 6_000, card })).expect(201)).body.sale as Json;
+    expect(sale.status).toBe('PAGO');
+    const [payment] = cielo.payments(orderId(sale.id));
+    expect(payment.type).toBe('DebitCard');
+
+    expect(await refund(seller, sale.id, 2_000)).toMatchObject({ status: 'COMPLETED' });
+    await new Promise((resolve) => setTimeout(resolve, VOID_PAUSE_MS + 300));
+    const second = await refund(seller, sale.id, 1_000);
+    expect(second).toMatchObject({ status: 'FAILED', failureReason: expect.stringContaining('one partial void of a debit sale') });
+    expect(voidsOf(payment.paymentId)).toHaveLength(1);
+    expect(await refund(seller, sale.id)).toMatchObject({ amount: 4_000, status: 'COMPLETED' });
+    expect(cielo.payment(payment.paymentId)).toMatchObject({ status: 10, voidedAmount: 6_000, voids: 2 });
+    expect(await lookup(seller, sale.id)).toMatchObject({ status: 'ESTORNADO' });
+  }, 30_000);
 
   it('a Pending sale (Status 12) is settled by Cielo’s notification: approved is PAGO, denied is RECUSADO, each after GET /1/sales/{PaymentId} on the query host', async () => {
     const seller = await createSeller(t);
