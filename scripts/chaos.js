@@ -43,8 +43,8 @@
  *                             simulator's launcher in efi mode (test/e2e/setup/api-pix/chaos-launcher.ts)
  *   CHAOS_CARDS               sandbox: card sales through the sandbox acquirer, as above; cielo: see below; combines
  *                             with CHAOS_PAYOUTS=efi [sandbox]
- *   CHAOS_CIELO_FAULTS, CHAOS_CIELO_FAULT_EVERY_SALES, CHAOS_CIELO_HOLD_MS, CHAOS_CIELO_DELAY_MS: passed to the Cielo
- *                             simulator's launcher in cielo mode (test/e2e/setup/cielo/chaos-launcher.ts)
+ *   CHAOS_CIELO_FAULTS, CHAOS_CIELO_FAULT_EVERY_SALES, CHAOS_CIELO_HOLD_MS, CHAOS_CIELO_DELAY_MS, CHAOS_CIELO_PENDING_MS:
+ *                             passed to the Cielo simulator's launcher in cielo mode (test/e2e/setup/cielo/chaos-launcher.ts)
  *   DATABASE_URL              its server is used; the database is chaos-owned, created and dropped
  *   REDIS_URL                 Redis [redis://127.0.0.1:6379]
  *
@@ -80,7 +80,8 @@
  *     of Visa, Master and Elo in 1 to 12 instalments of at least R$ 5, and debit sales with card.threeDSecure (ECI 05
  *     for Visa and Elo, 02 for Mastercard); the simulator now and then plays a fault on POST /1/sales: the answer lost
  *     after the payment was made, the answer held past the client's timeout, the request handled late (after the
- *     timeout, within CIELO_NOT_FOUND_AFTER_SECONDS), a 5xx before anything was made;
+ *     timeout, within CIELO_NOT_FOUND_AFTER_SECONDS), a 5xx before anything was made, a Pending answer (Status 12)
+ *     settled a few seconds later, approved or denied, without a notification (the janitor finds it);
  *   - no card subscriptions, card refunds nor chargebacks: not through Cielo yet (card subscriptions are refused 422
  *     NOT_SUPPORTED, refunds end FAILED); they join the load when they are built;
  *   - the checks: ledger:verify exits 0 (it checks every PAGO Cielo sale against the amount Cielo reported captured); no
@@ -804,6 +805,8 @@ async function cieloChecks(q, launcher, fail, figures) {
   const mostAnswered = answered.length ? Math.max(...answered) : 0;
   const mostPayments = paymentsOf.size ? Math.max(...[...paymentsOf.values()].map((payments) => payments.length)) : 0;
   const ordersWithSeveral = [...paymentsOf.values()].filter((payments) => payments.length > 1).length;
+  // A Pending payment (Status 12) the simulator never settled: its sale cannot be final either.
+  const stillPending = state.payments.filter((payment) => payment.status === 12).length;
   const paymentsByStatus = {};
   for (const payment of state.payments) paymentsByStatus[payment.status] = (paymentsByStatus[payment.status] ?? 0) + 1;
   const instalments = {};
@@ -816,7 +819,7 @@ async function cieloChecks(q, launcher, fail, figures) {
   );
   console.log(`chaos: Cielo sales by status: ${Object.entries(salesByStatus).map(([key, n]) => `${key} ${n}`).join(', ') || 'none'}; FALHA with no payment at Cielo ${failedWith.noPayment}, with one ${failedWith.payment}; captured credit payments by instalments: ${JSON.stringify(instalments)}`);
   console.log(
-    `chaos: PAGO Cielo sales without exactly one captured payment of their amount under their PaymentId: ${paidUnbacked}; approved payments of a sale not PAGO: ${approvedNotPaid}; ` +
+    `chaos: PAGO Cielo sales without exactly one captured payment of their amount under their PaymentId: ${paidUnbacked}; approved payments of a sale not PAGO: ${approvedNotPaid}; left Pending: ${stillPending}; ` +
       `faults played on POST /1/sales: ${JSON.stringify(state.faults)}; requests or answers off the schemas: ${state.violations}`,
   );
   for (const example of examples) console.log(`  ${example}`);
@@ -833,6 +836,7 @@ async function cieloChecks(q, launcher, fail, figures) {
     cieloPaymentsWithoutSale: withoutSale,
     cieloPaidSalesUnbacked: paidUnbacked,
     cieloApprovedPaymentsOfUnpaidSales: approvedNotPaid,
+    cieloPaymentsLeftPending: stillPending,
     cieloLookupsByOrderId: state.lookupsByOrderId,
     cieloFaults: state.faults,
     cieloSimulatorViolations: state.violations,
@@ -842,6 +846,7 @@ async function cieloChecks(q, launcher, fail, figures) {
   if (withoutSale) fail(`${withoutSale} payments at Cielo without a Cielo sale`);
   if (paidUnbacked) fail(`${paidUnbacked} PAGO Cielo sales without exactly one captured payment of their amount under their PaymentId`);
   if (approvedNotPaid) fail(`${approvedNotPaid} approved payments at Cielo whose sale is not PAGO (money taken from the cardholder, not credited)`);
+  if (stillPending) fail(`${stillPending} payments left Pending at the simulator`);
   if (state.violations) fail(`${state.violations} requests or answers off Cielo's schemas at the simulator`);
 }
 

@@ -16,7 +16,10 @@
  * - timeout: the payment is made at once, its answer written CHAOS_CIELO_HOLD_MS later (past the client's timeout);
  * - late: the request waits CHAOS_CIELO_DELAY_MS before it is handled (past the client's timeout, well within
  *   the gateway's CIELO_NOT_FOUND_AFTER_SECONDS): the payment is made after the client gave up;
- * - 5xx: 500, 502 or 503 before anything is made.
+ * - 5xx: 500, 502 or 503 before anything is made;
+ * - pending: the sale is answered `Status` 12 (the institution has not answered), and settled CHAOS_CIELO_PENDING_MS
+ *   later, approved (captured) or, one time in three, denied; not notified (the gateway takes no notification yet):
+ *   the janitor's look-up finds it.
  * Look-ups (GET on the query host) are never faulted here: the janitor's own retries are the e2e tests' part.
  *
  * Its control endpoint (plain HTTP on loopback, controlUrl):
@@ -25,7 +28,8 @@
  *                201, the look-ups by MerchantOrderId, the faults played, the schema violations seen
  *
  * Environment: CHAOS_CIELO_MERCHANT_ID (a GUID), CHAOS_CIELO_MERCHANT_KEY (required); CHAOS_CIELO_FAULTS [true];
- * CHAOS_CIELO_FAULT_EVERY_SALES (mean) [8]; CHAOS_CIELO_HOLD_MS [4000]; CHAOS_CIELO_DELAY_MS [3000].
+ * CHAOS_CIELO_FAULT_EVERY_SALES (mean) [8]; CHAOS_CIELO_HOLD_MS [4000]; CHAOS_CIELO_DELAY_MS [3000];
+ * CHAOS_CIELO_PENDING_MS [4000].
  * SIGTERM or SIGINT: closes the simulator, removes the certificates, exits 0.
  */
 import { randomBytes } from 'node:crypto';
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
   const faultEvery = Number(env.CHAOS_CIELO_FAULT_EVERY_SALES ?? 8);
   const holdMs = Number(env.CHAOS_CIELO_HOLD_MS ?? 4000);
   const delayMs = Number(env.CHAOS_CIELO_DELAY_MS ?? 3000);
+  const pendingMs = Number(env.CHAOS_CIELO_PENDING_MS ?? 4000);
 
   const certs = await makeCertificates();
   const cielo = await CieloSimulator.start({
@@ -60,25 +65,35 @@ async function main(): Promise<void> {
     mpi: { clientId: 'gateway-chaos-mpi', clientSecret: randomBytes(16).toString('hex') },
   });
 
-  const faults = { answersLost: 0, timeouts: 0, late: 0, sales5xx: 0 };
+  const faults = { answersLost: 0, timeouts: 0, late: 0, sales5xx: 0, pending: 0, pendingApproved: 0, pendingDenied: 0 };
   let postsSeen = 0;
   let nextFaultAt = 1 + Math.floor(Math.random() * faultEvery * 2);
   const tick = setInterval(() => {
+    // Pending sales get their answer once they waited pendingMs.
+    for (const payment of cielo.payments()) {
+      if (payment.status !== 12 || Date.now() - payment.receivedAt.getTime() < pendingMs) continue;
+      const approved = Math.random() < 2 / 3;
+      faults[approved ? 'pendingApproved' : 'pendingDenied'] += 1;
+      void cielo.settle(payment.paymentId, approved ? 'approved' : 'denied', { delivery: 'never' }).catch(() => undefined);
+    }
     if (!faultsOn) return;
     const posts = cielo.requestsOf('sale').length;
     if (posts < postsSeen + nextFaultAt) return;
     postsSeen = posts;
     nextFaultAt = 1 + Math.floor(Math.random() * faultEvery * 2);
     const roll = Math.random();
-    if (roll < 0.3) {
+    if (roll < 0.25) {
       cielo.dropAnswerNext(1, SALE_POST);
       faults.answersLost += 1;
-    } else if (roll < 0.55) {
+    } else if (roll < 0.45) {
       cielo.holdAnswerNext(1, holdMs, SALE_POST);
       faults.timeouts += 1;
-    } else if (roll < 0.7) {
+    } else if (roll < 0.6) {
       cielo.delayNext(1, delayMs, SALE_POST);
       faults.late += 1;
+    } else if (roll < 0.8) {
+      cielo.pendingNext(1);
+      faults.pending += 1;
     } else {
       cielo.failNext(1, { ...SALE_POST, status: [500, 502, 503][Math.floor(Math.random() * 3)] });
       faults.sales5xx += 1;
