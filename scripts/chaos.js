@@ -41,6 +41,10 @@
  *   CHAOS_PAYOUTS             sandbox: PIX and payouts through the sandbox, as above; efi: see below [sandbox]
  *   CHAOS_EFI_SETTLE_AFTER_MS, CHAOS_EFI_REJECT_RATE, CHAOS_EFI_FAULTS, CHAOS_EFI_FAULT_EVERY_SENDS: passed to the
  *                             simulator's launcher in efi mode (test/e2e/setup/api-pix/chaos-launcher.ts)
+ *   CHAOS_CARDS               sandbox: card sales through the sandbox acquirer, as above; cielo: see below; combines
+ *                             with CHAOS_PAYOUTS=efi [sandbox]
+ *   CHAOS_CIELO_FAULTS, CHAOS_CIELO_FAULT_EVERY_SALES, CHAOS_CIELO_HOLD_MS, CHAOS_CIELO_DELAY_MS, CHAOS_CIELO_PENDING_MS:
+ *                             passed to the Cielo simulator's launcher in cielo mode (test/e2e/setup/cielo/chaos-launcher.ts)
  *   DATABASE_URL              its server is used; the database is chaos-owned, created and dropped
  *   REDIS_URL                 Redis [redis://127.0.0.1:6379]
  *
@@ -65,6 +69,26 @@
  *     PSP received known to the service (pix_receipts; one whose notification was lost while a pass a SIGKILL cut short
  *     holds reconciliation's ten-minute lease is reported as late, not failed), no request or answer off the schemas;
  *     the sandbox payout checks are skipped.
+ *
+ * CHAOS_CARDS=cielo (issue 39): card sales through Cielo's API E-commerce 3.0, played by the Cielo simulator in a
+ * process of its own that lives through every kill of the service (test/e2e/setup/cielo/chaos-launcher.ts, run
+ * through ts-node; it prints its control URL and the CIELO_* variables on one JSON line). The service runs with
+ * CARD_PROVIDER=cielo, those variables, CIELO_ORDER_ID_PREFIX=GWCHAOS, CIELO_TIMEOUT_MS=2000 and
+ * CIELO_NOT_FOUND_AFTER_SECONDS=8 (so a sale whose POST never reached Cielo is FALHA within the recovery), and
+ * SANDBOX_CLOCK_MOVES_REAL_RECORDS=true with NODE_ENV=test (the scheduler runs in the future, as in efi mode). In that mode:
+ *   - the card load is credit sales on the sandbox's card endings (0, 1, 4 approved; 2, 3, 5, 6, 7, 8 refused; 9 either)
+ *     of Visa, Master and Elo in 1 to 12 instalments of at least R$ 5, and debit sales with card.threeDSecure (ECI 05
+ *     for Visa and Elo, 02 for Mastercard); the simulator now and then plays a fault on POST /1/sales: the answer lost
+ *     after the payment was made, the answer held past the client's timeout, the request handled late (after the
+ *     timeout, within CIELO_NOT_FOUND_AFTER_SECONDS), a 5xx before anything was made, a Pending answer (Status 12)
+ *     settled a few seconds later, approved or denied, without a notification (the janitor finds it);
+ *   - no card subscriptions, card refunds nor chargebacks: not through Cielo yet (card subscriptions are refused 422
+ *     NOT_SUPPORTED, refunds end FAILED); they join the load when they are built;
+ *   - the checks: ledger:verify exits 0 (it checks every PAGO Cielo sale against the amount Cielo reported captured); no
+ *     card sale left EM_PROCESSAMENTO; at the simulator at most one POST /1/sales and one payment per MerchantOrderId
+ *     (never a double charge), none without a Cielo sale, every PAGO Cielo sale with exactly one captured payment of
+ *     its amount whose PaymentId is its externalTransactionId, no approved payment of a sale not PAGO (money taken,
+ *     not credited), no request or answer off the schemas; the sandbox acquirer checks cover the sandbox's sales only.
  */
 const { spawn, spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -88,8 +112,12 @@ const settings = {
   serviceLog: env.CHAOS_SERVICE_LOG ? path.resolve(env.CHAOS_SERVICE_LOG) : null,
   fromSource: env.CHAOS_SERVICE === 'ts-node',
   payouts: env.CHAOS_PAYOUTS || 'sandbox',
+  cards: env.CHAOS_CARDS || 'sandbox',
 };
 const efi = settings.payouts === 'efi';
+const cielo = settings.cards === 'cielo';
+/** Cielo's MerchantOrderId is this and the sale's id. */
+const CIELO_ORDER_ID_PREFIX = 'GWCHAOS';
 const EFI_SEND_ID_PREFIX = 'GWCHAOS';
 /** Someone else's key: Efí refuses a send to it naming the seller's CPF (chave_nao_pertence_ao_documento). */
 const SOMEONE_ELSES_KEY = 'outra.pessoa@example.com';
@@ -108,6 +136,22 @@ const FAILING_CARD = '4000000000000119';
 const PAID_THEN_REFUSED_CARD = '4000000000000341';
 const customer = { name: 'Ana Souza', email: 'ana@example.com', document: { type: 'cpf', number: '52998224725' }, phone: '11987654321' };
 const card = (number) => ({ number, holderName: 'ANA SOUZA', expirationMonth: '12', expirationYear: '2035', cvv: '123' });
+/** A Luhn-valid card of Cielo's sandbox (its outcome is its last digit, ref §3.2) of `brand`, the middle digits random. */
+const CIELO_BRAND_PREFIX = { Visa: '4024007', Master: '5448280', Elo: '6362970' };
+function cieloCard(lastDigit, brand) {
+  const middle = Array.from({ length: 7 }, () => Math.floor(Math.random() * 10)).join('');
+  for (let adjust = 0; adjust < 10; adjust += 1) {
+    const number = `${CIELO_BRAND_PREFIX[brand]}${middle}${adjust}${lastDigit}`;
+    let sum = 0;
+    for (let i = 0; i < number.length; i += 1) {
+      let digit = Number(number[number.length - 1 - i]);
+      if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+      sum += digit;
+    }
+    if (sum % 10 === 0) return number;
+  }
+  throw new Error(`no Luhn-valid card ends in ${lastDigit}`);
+}
 /** Debit's 3-D Secure result as the BP.Mpi script gives it for an authenticated cardholder: ECI 02 for Mastercard, 05 for Visa and Elo. */
 const threeDSecure = (number) => ({ cavv: 'AAABB2gHA1B5EFNjWQcDAAAAAAA=', eci: number.startsWith('5') ? '02' : '05', version: '2', referenceId: 'a24a5d87-b1a1-4aef-a37b-2f30b91274e6' });
 
@@ -223,11 +267,12 @@ function randomCpf() {
 }
 
 /**
- * Starts test/e2e/setup/api-pix/chaos-launcher.ts through ts-node and reads its JSON line (URLs, certificate
- * files); `state()` and `pay(txid)` talk to its control endpoint; `stop()` ends it (SIGTERM, then SIGKILL).
+ * Starts a simulator's chaos launcher (test/e2e/setup/<simulator>/chaos-launcher.ts: api-pix or cielo) through
+ * ts-node and reads its JSON line (URLs, certificate files, variables); `state()` and `pay(txid)` talk to its control
+ * endpoint; `stop()` ends it (SIGTERM, then SIGKILL).
  */
-async function startLauncher(launcherEnv) {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'test', 'e2e', 'setup', 'api-pix', 'chaos-launcher.ts')], {
+async function startLauncher(simulator, launcherEnv) {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'test', 'e2e', 'setup', simulator, 'chaos-launcher.ts')], {
     cwd: root,
     env: { ...env, ...launcherEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -238,7 +283,7 @@ async function startLauncher(launcherEnv) {
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-4000);
-    if (settings.serviceLog) fs.appendFileSync(settings.serviceLog, `[simulator] ${chunk}`);
+    if (settings.serviceLog) fs.appendFileSync(settings.serviceLog, `[${simulator} simulator] ${chunk}`);
   });
   const info = await new Promise((resolve, reject) => {
     let stdout = '';
@@ -465,9 +510,13 @@ async function operatorEvent(state, saleId, event) {
   return result.status === 200;
 }
 
+/** The scenarios of card sales (the sandbox acquirer's), and the others. */
+const isCardScenario = (name) => name.startsWith('card') || name === 'debit card sale';
+const SANDBOX_CARD_SCENARIOS = SCENARIOS.filter(([, name]) => isCardScenario(name));
+
 const EFI_SCENARIOS = [
-  // [weight, name, run]: the card scenarios as above (the sandbox acquirer holds card sales).
-  ...SCENARIOS.filter(([, name]) => name.startsWith('card') || name === 'debit card sale' || name === 'scheduler run in the future'),
+  // [weight, name, run]; the card scenarios are added by CHAOS_CARDS.
+  ...SCENARIOS.filter(([, name]) => name === 'scheduler run in the future'),
   [4, 'PIX sale', async (state, seller) => {
     const sale = await createSale(state, seller, saleBody('PIX'), 'PIX sale');
     if (!sale || Math.random() < 0.15) return; // some stay PENDENTE: legitimately pending
@@ -489,7 +538,40 @@ const EFI_SCENARIOS = [
   }],
 ];
 
-const LOAD = efi ? EFI_SCENARIOS : SCENARIOS;
+// ---------- the load's cielo mode (CHAOS_CARDS=cielo): card sales at the Cielo simulator ----------
+
+const CIELO_BRANDS = ['Visa', 'Master', 'Elo'];
+
+/** A Cielo sale: counted by the status the client was answered (EM_PROCESSAMENTO when Cielo's answer did not come). */
+async function cieloSale(state, seller, body, label) {
+  const sale = await createSale(state, seller, body, label);
+  if (sale) count(`Cielo sales answered ${sale.status}`);
+  return sale;
+}
+
+/** Credit in 1 to 12 instalments, none below Cielo's R$ 5 minimum (the simulator refuses one: Code 186). */
+function cieloCredit(lastDigit) {
+  const body = saleBody('CREDIT_CARD');
+  const most = Math.min(12, Math.floor(body.amount / 500));
+  const installments = Math.random() < 0.4 ? 1 : 1 + Math.floor(Math.random() * most);
+  return { ...body, card: card(cieloCard(lastDigit, pick(CIELO_BRANDS))), installments: { number: installments } };
+}
+
+/**
+ * No card subscriptions, refunds or chargebacks: not through Cielo yet (subscriptions are refused 422 NOT_SUPPORTED,
+ * refunds end FAILED); the load covers what exists.
+ */
+const CIELO_CARD_SCENARIOS = [
+  [5, 'Cielo credit sale, approved card ending', (state, seller) => cieloSale(state, seller, cieloCredit(pick([0, 1, 4])), 'Cielo credit sale (approved ending)')],
+  [2, 'Cielo credit sale, refused card ending', (state, seller) => cieloSale(state, seller, cieloCredit(pick([2, 3, 5, 6, 7, 8])), 'Cielo credit sale (refused ending)')],
+  [1, 'Cielo credit sale, card ending 9', (state, seller) => cieloSale(state, seller, cieloCredit(9), 'Cielo credit sale (ending 9: either)')],
+  [2, 'Cielo debit sale', (state, seller) => {
+    const number = cieloCard(pick([0, 1, 4]), pick(CIELO_BRANDS));
+    return cieloSale(state, seller, saleBody('DEBIT_CARD', { card: { ...card(number), threeDSecure: threeDSecure(number) } }), 'Cielo debit sale (3-D Secure)');
+  }],
+];
+
+const LOAD = [...(cielo ? CIELO_CARD_SCENARIOS : SANDBOX_CARD_SCENARIOS), ...(efi ? EFI_SCENARIOS : SCENARIOS.filter(([, name]) => !isCardScenario(name)))];
 const TOTAL_WEIGHT = LOAD.reduce((sum, [weight]) => sum + weight, 0);
 
 function pickScenario() {
@@ -671,7 +753,104 @@ async function efiChecks(q, launcher, fail, figures) {
   if (state.violations) fail(`${state.violations} requests or answers off Efí's or the BCB's schemas at the simulator`);
 }
 
-async function checks(db, databaseUrl, receiver, launcher) {
+/**
+ * The cielo mode's card checks, against the simulator's record of the payments and of the POST /1/sales it received
+ * (its control endpoint): at most one POST and one payment per MerchantOrderId, none without a Cielo sale; every PAGO
+ * Cielo sale with exactly one payment, captured (Status 2) of its amount, whose PaymentId is its externalTransactionId;
+ * no approved or captured payment (Status 1 or 2) of a sale not PAGO: money taken from the cardholder, not credited.
+ */
+async function cieloChecks(q, launcher, fail, figures) {
+  const state = await launcher.state();
+  const sales = new Map(
+    (await q(`SELECT id, status, payment_method AS method, amount_cents::int AS amount, external_transaction_id AS "paymentId", installments, acquirer_return_code AS "returnCode"
+                FROM sales WHERE provider = 'cielo'`)).map((sale) => [sale.id, sale]),
+  );
+  const paymentsOf = new Map();
+  let withoutSale = 0;
+  const examples = [];
+  for (const payment of state.payments) {
+    const rest = payment.merchantOrderId.startsWith(CIELO_ORDER_ID_PREFIX) ? payment.merchantOrderId.slice(CIELO_ORDER_ID_PREFIX.length) : '';
+    const id = /^[0-9]+$/.test(rest) ? Number(rest) : NaN;
+    if (!sales.has(id)) {
+      withoutSale += 1;
+      if (examples.length < 5) examples.push(`payment without a Cielo sale: ${JSON.stringify(payment)}`);
+      continue;
+    }
+    paymentsOf.set(id, [...(paymentsOf.get(id) ?? []), payment]);
+  }
+  const approved = (payment) => payment.status === 1 || payment.status === 2;
+  let paidUnbacked = 0;
+  let approvedNotPaid = 0;
+  const failedWith = { noPayment: 0, payment: 0 };
+  const salesByStatus = {};
+  for (const sale of sales.values()) {
+    const payments = paymentsOf.get(sale.id) ?? [];
+    salesByStatus[`${sale.method} ${sale.status}`] = (salesByStatus[`${sale.method} ${sale.status}`] ?? 0) + 1;
+    if (sale.status === 'FALHA') failedWith[payments.length ? 'payment' : 'noPayment'] += 1;
+    if (sale.status === 'PAGO') {
+      const [payment] = payments;
+      const backed = payments.length === 1 && payment.status === 2 && payment.capturedAmount === sale.amount && payment.paymentId.toLowerCase() === String(sale.paymentId ?? '').toLowerCase();
+      if (!backed) {
+        paidUnbacked += 1;
+        if (examples.length < 10) examples.push(`sale ${sale.id} PAGO (${sale.amount} cents, PaymentId ${sale.paymentId}): payments ${JSON.stringify(payments)}`);
+      }
+    } else if (payments.some(approved)) {
+      approvedNotPaid += 1;
+      if (examples.length < 10) examples.push(`sale ${sale.id} ${sale.status} (${sale.amount} cents, PaymentId ${sale.paymentId ?? 'none'}, return code ${sale.returnCode ?? 'none'}): payments ${JSON.stringify(payments)}`);
+    }
+  }
+  const posts = Object.values(state.postsByOrderId);
+  const answered = Object.values(state.answeredByOrderId);
+  const mostPosts = posts.length ? Math.max(...posts) : 0;
+  const mostAnswered = answered.length ? Math.max(...answered) : 0;
+  const mostPayments = paymentsOf.size ? Math.max(...[...paymentsOf.values()].map((payments) => payments.length)) : 0;
+  const ordersWithSeveral = [...paymentsOf.values()].filter((payments) => payments.length > 1).length;
+  // A Pending payment (Status 12) the simulator never settled: its sale cannot be final either.
+  const stillPending = state.payments.filter((payment) => payment.status === 12).length;
+  const paymentsByStatus = {};
+  for (const payment of state.payments) paymentsByStatus[payment.status] = (paymentsByStatus[payment.status] ?? 0) + 1;
+  const instalments = {};
+  for (const payment of state.payments) if (payment.type === 'CreditCard' && payment.status === 2) instalments[payment.installments] = (instalments[payment.installments] ?? 0) + 1;
+  console.log(
+    `\nchaos: Cielo at the simulator: ${state.payments.length} payments (by Status: ${Object.entries(paymentsByStatus).map(([status, n]) => `${status}: ${n}`).join(', ') || 'none'}); ` +
+      `POST /1/sales per MerchantOrderId: most ${mostPosts} (${posts.filter((n) => n > 1).length} posted more than once), answered 201: most ${mostAnswered}; ` +
+      `payments per MerchantOrderId: most ${mostPayments} (${ordersWithSeveral} with more than one); payments without a Cielo sale: ${withoutSale}; ` +
+      `look-ups by MerchantOrderId ${state.lookupsByOrderId}, by PaymentId ${state.lookupsByPaymentId}`,
+  );
+  console.log(`chaos: Cielo sales by status: ${Object.entries(salesByStatus).map(([key, n]) => `${key} ${n}`).join(', ') || 'none'}; FALHA with no payment at Cielo ${failedWith.noPayment}, with one ${failedWith.payment}; captured credit payments by instalments: ${JSON.stringify(instalments)}`);
+  console.log(
+    `chaos: PAGO Cielo sales without exactly one captured payment of their amount under their PaymentId: ${paidUnbacked}; approved payments of a sale not PAGO: ${approvedNotPaid}; left Pending: ${stillPending}; ` +
+      `faults played on POST /1/sales: ${JSON.stringify(state.faults)}; requests or answers off the schemas: ${state.violations}`,
+  );
+  for (const example of examples) console.log(`  ${example}`);
+  for (const violation of state.firstViolations) console.log(`  violation: ${violation}`);
+  Object.assign(figures, {
+    cieloSales: sales.size,
+    cieloSalesByStatus: salesByStatus,
+    cieloFailedWithoutPayment: failedWith.noPayment,
+    cieloFailedWithPayment: failedWith.payment,
+    cieloPayments: state.payments.length,
+    cieloPaymentsByStatus: paymentsByStatus,
+    cieloMostPostsPerOrderId: mostPosts,
+    cieloMostPaymentsPerOrderId: mostPayments,
+    cieloPaymentsWithoutSale: withoutSale,
+    cieloPaidSalesUnbacked: paidUnbacked,
+    cieloApprovedPaymentsOfUnpaidSales: approvedNotPaid,
+    cieloPaymentsLeftPending: stillPending,
+    cieloLookupsByOrderId: state.lookupsByOrderId,
+    cieloFaults: state.faults,
+    cieloSimulatorViolations: state.violations,
+  });
+  if (mostPosts > 1) fail(`${posts.filter((n) => n > 1).length} MerchantOrderIds posted more than once to Cielo (POST /1/sales has no idempotency)`);
+  if (ordersWithSeveral) fail(`${ordersWithSeveral} MerchantOrderIds with more than one payment at Cielo (a double charge)`);
+  if (withoutSale) fail(`${withoutSale} payments at Cielo without a Cielo sale`);
+  if (paidUnbacked) fail(`${paidUnbacked} PAGO Cielo sales without exactly one captured payment of their amount under their PaymentId`);
+  if (approvedNotPaid) fail(`${approvedNotPaid} approved payments at Cielo whose sale is not PAGO (money taken from the cardholder, not credited)`);
+  if (stillPending) fail(`${stillPending} payments left Pending at the simulator`);
+  if (state.violations) fail(`${state.violations} requests or answers off Cielo's schemas at the simulator`);
+}
+
+async function checks(db, databaseUrl, receiver, launcher, cieloLauncher) {
   const failures = [];
   const fail = (message) => failures.push(message);
   const figures = {};
@@ -721,13 +900,13 @@ async function checks(db, databaseUrl, receiver, launcher) {
   const [renewalSales] = await q(`SELECT count(*)::int AS n FROM sales WHERE subscription_id IS NOT NULL AND billing_period > 0`);
   console.log(`\nchaos: subscriptions by status: ${subscriptions.map((r) => `${r.status} ${r.n}`).join(', ') || 'none'}; renewal sales (billing period > 0): ${renewalSales.n}`);
 
-  // The sandbox acquirer: one charge per reference (its primary key), each for a card sale.
+  // The sandbox acquirer: one charge per reference (its primary key), each for a card sale (of the sandbox's).
   const [charges] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome = 'APPROVED')::int AS approved, count(*) FILTER (WHERE outcome = 'VOIDED')::int AS voided,
                                     count(*) FILTER (WHERE refunded_at IS NOT NULL)::int AS refunded FROM sandbox_card_charges`);
   const [duplicateCharges] = await q(`SELECT count(*)::int AS n FROM (SELECT reference FROM sandbox_card_charges GROUP BY reference HAVING count(*) > 1) d`);
   const [orphanCharges] = await q(`SELECT count(*)::int AS n FROM sandbox_card_charges c LEFT JOIN sales s ON s.id::text = c.reference WHERE s.id IS NULL OR s.payment_method NOT IN ('CREDIT_CARD', 'DEBIT_CARD')`);
   const [paidWithoutCharge] = await q(`SELECT count(*)::int AS n FROM sales s LEFT JOIN sandbox_card_charges c ON c.reference = s.id::text AND c.outcome = 'APPROVED'
-                                       WHERE s.payment_method IN ('CREDIT_CARD', 'DEBIT_CARD') AND s.status IN ('PAGO', 'ESTORNADO', 'CHARGEBACK') AND c.reference IS NULL`);
+                                       WHERE s.provider = 'sandbox' AND s.payment_method IN ('CREDIT_CARD', 'DEBIT_CARD') AND s.status IN ('PAGO', 'ESTORNADO', 'CHARGEBACK') AND c.reference IS NULL`);
   const [chargedButUnpaid] = await q(`SELECT count(*)::int AS n FROM sales s JOIN sandbox_card_charges c ON c.reference = s.id::text AND c.outcome = 'APPROVED'
                                       WHERE s.status NOT IN ('PAGO', 'ESTORNADO', 'CHARGEBACK')`);
   console.log(`\nchaos: sandbox acquirer: ${charges.n} charge records (${charges.approved} approved, ${charges.voided} voided, ${charges.refunded} refunded by the acquirer); references with more than one: ${duplicateCharges.n}; without a card sale: ${orphanCharges.n}; paid card sales without an approved charge: ${paidWithoutCharge.n}; approved charges of a sale not paid: ${chargedButUnpaid.n}`);
@@ -737,6 +916,7 @@ async function checks(db, databaseUrl, receiver, launcher) {
   if (paidWithoutCharge.n) fail(`${paidWithoutCharge.n} paid card sales without an approved charge`);
   if (chargedButUnpaid.n) fail(`${chargedButUnpaid.n} approved charges whose sale is not paid (money taken from the customer, not credited)`);
 
+  if (cielo) await cieloChecks(q, cieloLauncher, fail, figures);
   if (efi) await efiChecks(q, launcher, fail, figures);
   else {
     const [payouts] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status NOT IN ('CANCELLED', 'REJECTED'))::int AS accepted FROM sandbox_payouts`);
@@ -840,7 +1020,9 @@ async function main() {
   console.log(`chaos: ${os.cpus().length} cores, node ${process.version}, commit ${commit || '?'}, ${started.toISOString()}, database ${databaseName}, service ${settings.fromSource ? 'src/main.ts (ts-node)' : 'dist/src/main.js'}`);
   console.log(`chaos: ${settings.kills} kills about every ${settings.killEveryMs} ms, pg_terminate_backend about every ${settings.pgTerminateEveryMs || '∞'} ms, ${settings.concurrency} clients, ${settings.sellers} sellers`);
   if (!['sandbox', 'efi'].includes(settings.payouts)) throw new Error(`CHAOS_PAYOUTS must be sandbox or efi, not ${settings.payouts}`);
+  if (!['sandbox', 'cielo'].includes(settings.cards)) throw new Error(`CHAOS_CARDS must be sandbox or cielo, not ${settings.cards}`);
   if (efi) console.log('chaos: payouts through Efí (PAYOUT_PROVIDER=efi) and PIX through the API Pix (PIX_PROVIDER=api-pix), both at the simulator');
+  if (cielo) console.log('chaos: card sales through Cielo (CARD_PROVIDER=cielo) at the Cielo simulator; no card subscriptions, refunds nor chargebacks (not through Cielo yet)');
   await prepareDatabase(databaseUrl);
 
   const receiver = await startReceiver();
@@ -855,7 +1037,7 @@ async function main() {
     const receiverKey = crypto.randomUUID();
     const keyOwners = Object.fromEntries(cpfs.map((cpf, i) => [cpf, { nome: `Loja Chaos ${i}`, cpf }]));
     keyOwners[SOMEONE_ELSES_KEY] = { nome: 'Outra Pessoa', cpf: '11144477735' };
-    launcher = await startLauncher({ CHAOS_EFI_CLIENT_ID: clientId, CHAOS_EFI_CLIENT_SECRET: clientSecret, CHAOS_EFI_RECEIVER_KEY: receiverKey, CHAOS_EFI_KEY_OWNERS: JSON.stringify(keyOwners) });
+    launcher = await startLauncher('api-pix', { CHAOS_EFI_CLIENT_ID: clientId, CHAOS_EFI_CLIENT_SECRET: clientSecret, CHAOS_EFI_RECEIVER_KEY: receiverKey, CHAOS_EFI_KEY_OWNERS: JSON.stringify(keyOwners) });
     console.log(`chaos: simulator at ${launcher.baseUrl} (control ${launcher.controlUrl})`);
     efiEnv = {
       // SANDBOX_CLOCK_MOVES_REAL_RECORDS is refused with NODE_ENV=production.
@@ -878,6 +1060,25 @@ async function main() {
       SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
     };
   }
+  // cielo mode: the Cielo simulator, in a process of its own too.
+  let cieloLauncher = null;
+  let cieloEnv = {};
+  if (cielo) {
+    cieloLauncher = await startLauncher('cielo', { CHAOS_CIELO_MERCHANT_ID: crypto.randomUUID(), CHAOS_CIELO_MERCHANT_KEY: crypto.randomBytes(20).toString('hex').toUpperCase() });
+    console.log(`chaos: Cielo simulator at ${cieloLauncher.env.CIELO_API_URL} (query ${cieloLauncher.env.CIELO_QUERY_URL}, control ${cieloLauncher.controlUrl})`);
+    cieloEnv = {
+      ...cieloLauncher.env,
+      CIELO_ORDER_ID_PREFIX,
+      // Short, so that a sale whose POST never reached Cielo (a 5xx, a kill before it) is FALHA within the recovery.
+      CIELO_TIMEOUT_MS: '2000',
+      CIELO_NOT_FOUND_AFTER_SECONDS: '8',
+      // The scheduler route's `now` ahead of the real clock is refused while a real provider holds records (422),
+      // and SANDBOX_CLOCK_MOVES_REAL_RECORDS is refused with NODE_ENV=production: it moves only the sandbox's PIX
+      // subscriptions, expiry and reserve releases here (no Cielo subscription exists to bill early).
+      NODE_ENV: 'test',
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
+    };
+  }
   const serviceEnv = {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
@@ -894,6 +1095,7 @@ async function main() {
     POSTBACK_RETRY_SCHEDULE_SECONDS: '1,2,3,5,8,13,21,34,55',
     LOG_LEVEL: env.CHAOS_LOG_LEVEL || 'warn',
     ...efiEnv,
+    ...cieloEnv,
   };
   const service = serviceController(port, serviceEnv);
   const maintenance = await pgClient(maintenanceUrl.toString());
@@ -1011,7 +1213,7 @@ async function main() {
       `${counts['pg_terminate_backend rounds'] ?? 0} pg_terminate_backend rounds killing ${counts['PostgreSQL backends terminated'] ?? 0} backends, ${service.lives()} service lives`);
     for (const key of Object.keys(counts).sort()) console.log(`  ${key}: ${counts[key]}`);
 
-    ({ failures, figures } = await checks(db, databaseUrl, receiver, launcher));
+    ({ failures, figures } = await checks(db, databaseUrl, receiver, launcher, cieloLauncher));
     Object.assign(figures, {
       kills: counts.SIGKILLs ?? 0,
       backendsTerminated: counts['PostgreSQL backends terminated'] ?? 0,
@@ -1026,6 +1228,7 @@ async function main() {
   } finally {
     await service.stop().catch(() => undefined);
     if (launcher) await launcher.stop().catch(() => undefined);
+    if (cieloLauncher) await cieloLauncher.stop().catch(() => undefined);
     await receiver.close();
     if (db) await db.end().catch(() => undefined);
     if (settings.keepDatabase) console.log(`chaos: kept database ${databaseName}`);
@@ -1039,10 +1242,9 @@ async function main() {
   figures.failures = failures;
   console.log(`\nchaos-figures ${JSON.stringify(figures)}`);
   if (failures.length === 0) {
-    const payouts = efi
-      ? 'one send per withdrawal at most at Efí, every completed withdrawal paid once for its net amount, none left open'
-      : 'one charge and one payout per reference at most';
-    console.log(`\nchaos: PASS: the ledger verifies to zero, no sale left in processing, ${payouts}, every status change has its event, every event delivered and received`);
+    const cards = cielo ? 'one POST and one payment per MerchantOrderId at most at Cielo, every paid Cielo sale captured once for its amount, no payment of a sale not paid' : 'one charge per reference at most';
+    const payouts = efi ? 'one send per withdrawal at most at Efí, every completed withdrawal paid once for its net amount, none left open' : 'one payout per reference at most';
+    console.log(`\nchaos: PASS: the ledger verifies to zero, no sale left in processing, ${cards}, ${payouts}, every status change has its event, every event delivered and received`);
     return 0;
   }
   console.log('\nchaos: FAIL');

@@ -361,7 +361,9 @@ export class CashoutService implements OnModuleInit {
     if (attempt === null) return false;
     if ('notBefore' in attempt) return attempt;
     const outcome = await runOperation(this.payoutAtProvider, { withdrawal, payee, providerReference: attempt.sendUnder });
-    if (outcome.kind === 'unknown') throw new Error(`Payout ${payoutReference(withdrawal.id)} got no answer from ${withdrawal.provider}; asked again later`);
+    // No answer yet (the provider silent, or its outcome not saved): the queue retries and the recovery job
+    // asks; a caller that waits for it (the sandbox's events route) answers 503, try again.
+    if (outcome.kind === 'unknown') throw new DomainError('SERVICE_UNAVAILABLE', `Payout ${payoutReference(withdrawal.id)} got no answer from ${withdrawal.provider} yet; it is asked again later`);
     return outcome.kind === 'answered';
   }
 
