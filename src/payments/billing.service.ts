@@ -534,6 +534,8 @@ function renewalCharges(providers: ProviderRegistry, config: AppConfig): Pick<Pr
             amountCents: sale.amountCents,
             installments: 1,
             kind: 'RENEWAL',
+            // When the sale was written: what the recovery job counts its "none found" wait from.
+            writtenAt: sale.updatedAt,
             customerName: subscription.customerName,
             customerDocument: subscription.customerDocument && subscription.customerDocumentType ? { type: subscription.customerDocumentType, number: subscription.customerDocument } : null,
           })),

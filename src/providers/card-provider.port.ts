@@ -136,6 +136,11 @@ export interface ChargeRequest extends ChargeContext {
   amountCents: Cents;
   installments: number;
   kind: ChargeKind;
+  /**
+   * When the charge's sale was written EM_PROCESSAMENTO (the `sentAt` the recovery job gives voidCharge): an
+   * acquirer that cannot close a reference sends no charge so long after it that "none found" could come first.
+   */
+  writtenAt?: Date;
   /** The sale's method: a debit card is charged as one (always authenticated, one instalment); credit when omitted. */
   method?: 'CREDIT_CARD' | 'DEBIT_CARD';
   /** The cardholder's 3-D Secure authentication (required for debit, checked before the sale is written), for the first charge only: in memory, never persisted. */

@@ -211,8 +211,20 @@ export class CieloCardProvider implements CardProvider {
 
   /** Each sale is its own POST (Cielo takes one sale per call), one after the other. */
   async chargeCards(requests: ChargeRequest[]): Promise<ChargeResult[]> {
+    // The janitor takes "none found" as no charge CIELO_NOT_FOUND_AFTER_SECONDS after a sale was written, and
+    // a batch's sales are all written before its first POST: a POST is sent only while its sale is young
+    // enough for it and its answer's wait to end well before then. The rest are never sent: FAILED, their
+    // renewals retried by dunning (a POST sent later could be charged after its sale was failed).
+    const sendWithinMs = Math.max(0, this.settings.notFoundAfterSeconds * 1000 - (this.settings.timeoutMs ?? 30_000)) / 2;
     const results: ChargeResult[] = [];
-    for (const request of requests) results.push(await this.chargeCard(request));
+    for (const request of requests) {
+      if (request.writtenAt && Date.now() - request.writtenAt.getTime() > sendWithinMs) {
+        this.logger.warn({ provider: CIELO, reference: request.reference }, 'A charge of a billing batch that ran too long was not sent to Cielo; its renewal is retried');
+        results.push({ outcome: 'FAILED', externalId: '', reason: 'Not sent to Cielo: its billing batch ran too long for it to be sent safely (retried by dunning)' });
+        continue;
+      }
+      results.push(await this.chargeCard(request));
+    }
     return results;
   }
 
