@@ -47,6 +47,7 @@
  * Env: PORT, DATABASE_URL, DB_POOL_SIZE (the service's default, 20), POSTBACK_ALLOW_PRIVATE_NETWORKS.
  */
 const http = require('node:http');
+const https = require('node:https');
 const { createHash, randomBytes, randomUUID, timingSafeEqual } = require('node:crypto');
 const { lookup } = require('node:dns/promises');
 const { isIP } = require('node:net');
@@ -204,6 +205,17 @@ SQL.cardPaid = q(
           WHERE m.amount <> 0),
    ${POSTBACK(`'PAGO'`, '$12', '$13')}
    SELECT previous FROM u`,
+);
+
+// CARD_PROVIDER=cielo (issue 39's latency benchmark): the same statements for a sale Cielo holds — written
+// with provider 'cielo', paid with the amount Cielo reported captured (ledger:verify's evidence) and the
+// receivable at Cielo.
+SQL.cardOpenCielo = q('b-card-open-cielo', SQL.cardOpen.text.replace("VALUES ('sandbox', $1,", () => "VALUES ('cielo', $1,"));
+SQL.cardPaidCielo = q(
+  'b-card-paid-cielo',
+  SQL.cardPaid.text
+    .replace('reserve_settled_at = $9, updated_at = now()', () => 'reserve_settled_at = $9, provider_amount_cents = $11, updated_at = now()')
+    .replace("('ACQUIRER_RECEIVABLE', 'sandbox', -$11::bigint)", () => "('ACQUIRER_RECEIVABLE', 'cielo', -$11::bigint)"),
 );
 
 // Refused or failed: $1 sale, $2 seller, $3 external id, $4 status, $5 event id, $6 postback or null.
@@ -649,14 +661,15 @@ async function createSale(request, body) {
   const [match] = creditCardType(card.number);
   const brand = match ? (BRANDS[match.type] ?? match.type.toUpperCase()) : 'UNKNOWN';
   const behaviour = TEST_CARDS[card.number] ?? 'aa';
-  const token = `tok_sbx_${behaviour}_${randomBytes(12).toString('hex')}`;
+  // Cielo keeps no card before a charge: no token (the card goes in the charge itself).
+  const token = CIELO ? null : `tok_sbx_${behaviour}_${randomBytes(12).toString('hex')}`;
   const lastFour = card.number.slice(-4);
   const openedAt = new Date();
   const postback = body.postbackUrl
     ? { id: randomUUID(), data: transactionData(body, { status: 'EM_PROCESSAMENTO', installments, lastFour, brand, completedAt: null }) }
     : null;
   const opened = (
-    await run(SQL.cardOpen, [
+    await run(CIELO ? SQL.cardOpenCielo : SQL.cardOpen, [
       sellerId, paymentMethod, body.amount, installments, ...common, token, lastFour, brand, ...extras, itemsJson(body.items),
       ...(postback ? [postback.id, openedAt.toISOString(), JSON.stringify(postback.data)] : [null, null, null]),
     ])
@@ -668,11 +681,16 @@ async function createSale(request, body) {
   let charge;
   try {
     const reference = String(id);
+    if (CIELO) {
+      charge = await cieloCharge(reference, body, card, installments ?? 1, match?.type);
+      if (charge === null) return answer('EM_PROCESSAMENTO');
+    } else {
     const outcome = { a: 'APPROVED', r: 'REFUSED', f: 'FAILED' }[behaviour[0]];
     charge = (await run(SQL.acquirerCharge, [reference, outcome, body.amount, installments ?? 1, `sbx_ch_${reference}_${randomBytes(6).toString('hex')}`])).rows[0];
     // A row a concurrent charge of the reference committed after this statement began: read again.
     charge ??= (await run(SQL.acquirerRead, [reference])).rows[0];
     if (charge.outcome === 'VOIDED') charge = { outcome: 'FAILED', external_id: charge.external_id };
+    }
   } catch (error) {
     console.error(`sale ${id}: the charge did not answer; it stays EM_PROCESSAMENTO`, error.message);
     return answer('EM_PROCESSAMENTO');
@@ -691,7 +709,7 @@ async function createSale(request, body) {
       const message = postback
         ? postbackOf(event, now, { ...transactionData(body, { status: 'PAGO', installments, lastFour, brand, completedAt: now, fee, net, reserve, externalId: charge.external_id }), ...data })
         : null;
-      const { rows } = await run(SQL.cardPaid, [
+      const { rows } = await run(CIELO ? SQL.cardPaidCielo : SQL.cardPaid, [
         id, sellerId, charge.external_id, fee, net, reserve, now, releaseAt, reserve > 0 ? null : now, net - reserve, body.amount, event, message,
       ]);
       if (rows.length === 1) return answer('PAGO');
@@ -709,6 +727,51 @@ async function createSale(request, body) {
     console.error(`sale ${id}: the outcome was not saved; it stays EM_PROCESSAMENTO`, error.message);
     return answer('EM_PROCESSAMENTO');
   }
+}
+
+// ---- CARD_PROVIDER=cielo: the charge is Cielo's POST /1/sales (the service's adapter's request, sent once) ----
+const CIELO = process.env.CARD_PROVIDER === 'cielo';
+const CIELO_BRANDS = { visa: 'Visa', mastercard: 'Master', 'american-express': 'Amex', elo: 'Elo', jcb: 'JCB', 'diners-club': 'Diners', discover: 'Discover', hipercard: 'Hipercard' };
+const cieloAgent = CIELO
+  ? new https.Agent({ keepAlive: true, maxSockets: 64, ...(process.env.CIELO_CA_FILE ? { ca: require('node:fs').readFileSync(process.env.CIELO_CA_FILE) } : {}) })
+  : null;
+
+/** Cielo's answer to the sale's one POST: APPROVED (Status 2), REFUSED (3) or FAILED, with its PaymentId; null when no answer came (the sale stays EM_PROCESSAMENTO). */
+function cieloCharge(reference, body, card, installments, type) {
+  const payload = JSON.stringify({
+    MerchantOrderId: `${process.env.CIELO_ORDER_ID_PREFIX || 'GW'}${reference}`,
+    Customer: { Name: body.customer.name.slice(0, 255) },
+    Payment: {
+      Type: 'CreditCard', Amount: body.amount, Currency: 'BRL', Country: 'BRA', Installments: installments, Interest: 'ByMerchant', Capture: true,
+      CreditCard: {
+        CardNumber: card.number, Holder: card.holderName.normalize('NFD').replace(/[^A-Za-z ]/g, '').slice(0, 25),
+        ExpirationDate: `${card.expirationMonth}/${card.expirationYear}`, SecurityCode: card.cvv, Brand: CIELO_BRANDS[type],
+      },
+    },
+  });
+  return new Promise((resolve) => {
+    const request = https.request(`${process.env.CIELO_API_URL}/1/sales/`, {
+      method: 'POST', agent: cieloAgent, timeout: Number(process.env.CIELO_TIMEOUT_MS || 30000),
+      headers: { MerchantId: process.env.CIELO_MERCHANT_ID, MerchantKey: process.env.CIELO_MERCHANT_KEY, RequestId: randomUUID(), 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+    }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('error', () => resolve(null));
+      response.on('end', () => {
+        try {
+          const answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          if (response.statusCode !== 201 && response.statusCode !== 200) return resolve({ outcome: 'FAILED', external_id: '' });
+          const status = Number(answer.Payment?.Status);
+          resolve({ outcome: status === 2 ? 'APPROVED' : status === 3 ? 'REFUSED' : 'FAILED', external_id: answer.Payment?.PaymentId ?? '' });
+        } catch {
+          resolve(null);
+        }
+      });
+    });
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+    request.on('error', () => resolve(null));
+    request.end(payload);
+  });
 }
 
 const BRANDS = {

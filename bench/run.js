@@ -33,7 +33,10 @@
  * BENCH_SIDES which sides to drive, for quick experiments on one of them [service,baseline],
  * BENCH_CPU_PROF a directory: the service runs with node --cpu-prof and writes its profile there,
  * BENCH_SERVICE_PORT [3101], BENCH_BASELINE_PORT [3102], BENCH_FLOOR_NEST_PORT [3103],
- * BENCH_FLOOR_HTTP_PORT [3104], BENCH_OUTPUT the results file [bench/results.json],
+ * BENCH_FLOOR_HTTP_PORT [3104], BENCH_OUTPUT the results file [bench/results.json], BENCH_CARD_PROVIDER
+ * cielo: the card scenario's charges go, on both sides, to Cielo's API E-commerce 3.0 played by the Cielo
+ * simulator in a process of its own (test/e2e/setup/cielo/chaos-launcher.ts, faults off; its CPU is
+ * neither side's): the service with CARD_PROVIDER=cielo, the baseline with the same POST /1/sales [sandbox],
  * DATABASE_URL (its server is used; the database is bench-owned, created and dropped), REDIS_URL.
  */
 const { spawn } = require('node:child_process');
@@ -54,6 +57,7 @@ const settings = {
   scenarios: (env.BENCH_SCENARIOS || 'floor,pix,card,transaction,balance,cashout').split(',').map((s) => s.trim()).filter(Boolean),
   sides: (env.BENCH_SIDES || 'service,baseline').split(',').map((s) => s.trim()),
   cpuProfileDir: env.BENCH_CPU_PROF ? path.resolve(env.BENCH_CPU_PROF) : null,
+  cardProvider: env.BENCH_CARD_PROVIDER || 'sandbox',
 };
 const { ADMIN_TOKEN } = require('./service-app');
 const { productionNodeFlags } = require('./production-node');
@@ -308,12 +312,17 @@ async function main() {
   delete serviceEnv.LOG_LEVEL;
   const profileArgs = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`, '-r', path.join(__dirname, 'exit-on-signal.js')] : [];
   const entry = settings.workers > 1 ? path.join(__dirname, 'cluster.js') : path.join(root, 'dist', 'src', 'main.js');
-  const childEnv = { ...serviceEnv };
+  // BENCH_CARD_PROVIDER=cielo: both sides' card sales go to the Cielo simulator (its own process, no faults).
+  const cielo = settings.cardProvider === 'cielo' ? await startCieloSimulator() : null;
+  const cieloEnv = cielo ? { ...cielo.env, CIELO_TIMEOUT_MS: '30000' } : {};
+  if (cielo) console.log(`bench: card sales through Cielo's API E-commerce 3.0 at the simulator (${cieloEnv.CIELO_API_URL}), both sides`);
+  const childEnv = { ...serviceEnv, ...cieloEnv };
   const inherited = { ...env };
   delete inherited.LOG_LEVEL; // the production default
   const service = spawn(process.execPath, [...productionNodeFlags(), ...profileArgs, entry], { cwd: root, env: { ...inherited, ...childEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
   Object.assign(service, wrap(service, 'service'));
-  const baseline = startProcess('baseline', [path.join(__dirname, 'baseline.js')], { PORT: String(BASELINE_PORT), DATABASE_URL: databaseUrl });
+  const baseline = startProcess('baseline', [path.join(__dirname, 'baseline.js')], { PORT: String(BASELINE_PORT), DATABASE_URL: databaseUrl, ...cieloEnv });
+  if (cielo) process.on('exit', () => cielo.child.kill('SIGKILL'));
   const results = [];
   let ledgerVerify = null;
   try {
@@ -354,6 +363,8 @@ async function main() {
     await Promise.all([service.stop(), baseline.stop()]);
     // Both sides' postings, checked by the service's own ledger:verify before the database goes.
     ledgerVerify = await verifyLedger({ ...inherited, ...childEnv }).catch((error) => ({ exitCode: null, output: error.message }));
+    // The simulator ends with the run, after ledger:verify (whose configuration names its CA file; SIGTERM removes it).
+    if (cielo) cielo.child.kill('SIGTERM');
     const maintenance = new Client({ connectionString: maintenanceUrl.toString() });
     await maintenance.connect();
     await maintenance.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
@@ -454,6 +465,30 @@ function verifyLedger(childEnv) {
 }
 
 /** The two floor servers (bench/floor.js), started for the floor scenario only: its "service" and "baseline" sides. */
+/**
+ * The Cielo simulator (test/e2e/setup/cielo/chaos-launcher.ts through ts-node, faults off) in a process of its
+ * own: its CPU is neither side's; its JSON line gives the CIELO_* variables pointing a gateway at it.
+ */
+async function startCieloSimulator() {
+  const { randomUUID, randomBytes } = require('node:crypto');
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'test', 'e2e', 'setup', 'cielo', 'chaos-launcher.ts')], {
+    cwd: root,
+    env: { ...env, CHAOS_CIELO_MERCHANT_ID: randomUUID(), CHAOS_CIELO_MERCHANT_KEY: randomBytes(20).toString('hex').toUpperCase(), CHAOS_CIELO_FAULTS: 'false' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const info = await new Promise((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const newline = stdout.indexOf('\n');
+      if (newline >= 0) resolve(JSON.parse(stdout.slice(0, newline)));
+    });
+    child.once('exit', (code) => reject(new Error(`the Cielo simulator exited ${code}`)));
+  });
+  child.stdout.resume();
+  return { child, env: info.env };
+}
+
 async function startFloor() {
   const nest = startProcess('floor (nest)', [path.join(__dirname, 'floor.js'), 'nest'], { PORT: String(FLOOR_NEST_PORT) });
   const bare = startProcess('floor (http)', [path.join(__dirname, 'floor.js'), 'http'], { PORT: String(FLOOR_HTTP_PORT) });

@@ -99,8 +99,9 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
   });
 
   it('holds at most API_PIX_INBOX_MAX forged ids (503 beyond), and a real Pix notified after the flood is applied at once', async () => {
-    // Each look-up of a Pix at the PSP takes 50 ms: 500 forged ids would hold the inbox 25 s.
-    psp.delayNext(2 * INBOX_MAX, 50, { path: GET_PIX, method: 'GET' });
+    // Each look-up of a Pix at the PSP takes 100 ms: the 100 forged ids the inbox holds take 10 s in turn,
+    // one batch of them (50) 5 s; 500 forged ids would hold it 50 s.
+    psp.delayNext(2 * INBOX_MAX, 100, { path: GET_PIX, method: 'GET' });
     const floods = Array.from({ length: 5 }, () => forgedIds(INBOX_MAX));
     const answers = await Promise.all(floods.map((ids) => t.http.post(`${webhookPath}/pix`).send({ pix: ids.map((endToEndId) => ({ endToEndId })) })));
     const accepted = floods.filter((_, i) => answers[i].status === 200).flat();
@@ -110,12 +111,13 @@ describe('The PSP webhook: one request stays cheap (issue 35, M4)', () => {
 
     const sale = await createPixSale(4200);
     const pix = await psp.pay((await transaction(sale.id)).externalTransactionId, { notify: 'once' });
-    await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'the real Pix applied', 4000);
+    // Newest first: at most the batch under way ahead of it (5 s), never the whole flood (10 s).
+    await eventually(() => transaction(sale.id), (tx) => tx.status === 'PAGO', 'the real Pix applied', 7500);
     const [receipt] = await t.db.query(`SELECT outcome FROM pix_receipts WHERE end_to_end_id = $1`, [pix.endToEndId]);
     expect(receipt.outcome).toBe('APPLIED');
 
     // The PSP was asked about each forged id the inbox accepted, once, and about none of those refused.
-    await eventually(() => waiting(floods.flat()), (n) => n === 0, 'the forged ids checked', 20_000);
+    await eventually(() => waiting(floods.flat()), (n) => n === 0, 'the forged ids checked', 30_000);
     const flooded = new Set(floods.flat());
     const lookedUp = psp.requests.filter((call) => call.method === 'GET' && GET_PIX.test(call.path) && flooded.has(call.path.slice('/v2/pix/'.length)));
     expect(accepted).toHaveLength(INBOX_MAX);
