@@ -32,6 +32,7 @@ import { KeepPayoutEvidence1795630000000 } from './1795630000000-KeepPayoutEvide
 import { RecordPayoutAttempts1795640000000 } from './1795640000000-RecordPayoutAttempts';
 import { KeepAcquirerAnswers1795650000000 } from './1795650000000-KeepAcquirerAnswers';
 import { SealStoredCardTokens1795660000000 } from './1795660000000-SealStoredCardTokens';
+import { IssueBoletosThroughCielo1795670000000 } from './1795670000000-IssueBoletosThroughCielo';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   RecordPayoutAttempts1795640000000,
   KeepAcquirerAnswers1795650000000,
   SealStoredCardTokens1795660000000,
+  IssueBoletosThroughCielo1795670000000,
 ];

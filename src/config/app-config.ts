@@ -94,7 +94,7 @@ export class AppConfig {
   get efi(): { sendVersion: 'v2' | 'v3'; sendIdPrefix: string; sendsAtOnce: number; resendAfterMs: number } {
     return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE, resendAfterMs: this.env.EFI_RESEND_AFTER_SECONDS * 1000 };
   }
-  /** Cielo's API E-commerce 3.0 (CARD_PROVIDER=cielo; checked at boot then). */
+  /** Cielo's API E-commerce 3.0 (CARD_PROVIDER or BOLETO_PROVIDER=cielo; checked at boot then). */
   get cielo(): { merchantId: string; merchantKey: string; apiUrl: string; queryUrl: string; caFile: string | null; orderIdPrefix: string; timeoutMs: number; notFoundAfterSeconds: number } {
     const env = this.env;
     return {
@@ -106,6 +106,19 @@ export class AppConfig {
       orderIdPrefix: env.CIELO_ORDER_ID_PREFIX,
       timeoutMs: env.CIELO_TIMEOUT_MS,
       notFoundAfterSeconds: env.CIELO_NOT_FOUND_AFTER_SECONDS,
+    };
+  }
+  /** Cielo's registered boletos (BOLETO_PROVIDER=cielo; checked at boot then); `bank` null: Cielo issues no boletos here. */
+  get cieloBoleto(): { bank: 'Bradesco2' | 'BancoDoBrasil3' | 'Simulado' | null; assignor: string | null; instructions: string | null; demonstrative: string | null; clearingDays: number; pollSeconds: number; lateWatchDays: number } {
+    const env = this.env;
+    return {
+      bank: env.CIELO_BOLETO_PROVIDER ?? null,
+      assignor: env.CIELO_BOLETO_ASSIGNOR ?? null,
+      instructions: env.CIELO_BOLETO_INSTRUCTIONS ?? null,
+      demonstrative: env.CIELO_BOLETO_DEMONSTRATIVE ?? null,
+      clearingDays: env.CIELO_BOLETO_CLEARING_DAYS,
+      pollSeconds: env.CIELO_BOLETO_POLL_SECONDS,
+      lateWatchDays: env.CIELO_BOLETO_LATE_WATCH_DAYS,
     };
   }
   /** Cielo's notification post (CIELO_NOTIFICATION_URL, its header and inbox), or null when none is configured. */

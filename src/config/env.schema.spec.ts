@@ -125,6 +125,20 @@ describe('Cielo configuration (issue 39)', () => {
     expect(reason({ ...valid, CIELO_INBOX_MAX: '10' })).toBe('Invalid configuration: CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000');
   });
 
+  it('BOLETO_PROVIDER=cielo needs the connection and a bank contract (CIELO_BOLETO_PROVIDER), each boleto value checked', () => {
+    const { CARD_PROVIDER: _cards, ...connection } = valid;
+    const boletos = { ...connection, BOLETO_PROVIDER: 'cielo', CIELO_BOLETO_PROVIDER: 'Bradesco2' };
+    expect(reason(boletos)).toBeNull();
+    expect(reason({ ...boletos, CIELO_BOLETO_PROVIDER: 'BancoDoBrasil3', CIELO_BOLETO_CLEARING_DAYS: '0', CIELO_BOLETO_POLL_SECONDS: '60', CIELO_BOLETO_ASSIGNOR: 'Gateway Ltda' })).toBeNull();
+    expect(reason({ BOLETO_PROVIDER: 'cielo', CIELO_BOLETO_PROVIDER: 'Simulado' })).toBe('Invalid configuration: CIELO_MERCHANT_ID is required when BOLETO_PROVIDER=cielo');
+    expect(reason({ ...connection, BOLETO_PROVIDER: 'cielo' })).toMatch(/^Invalid configuration: CIELO_BOLETO_PROVIDER is required when BOLETO_PROVIDER=cielo/);
+    expect(reason({ ...boletos, CIELO_BOLETO_PROVIDER: 'BancoDoBrasil2' })).toBe('Invalid configuration: CIELO_BOLETO_PROVIDER must be one of: Bradesco2, BancoDoBrasil3, Simulado');
+    expect(reason({ ...boletos, CIELO_BOLETO_CLEARING_DAYS: '31' })).toBe('Invalid configuration: CIELO_BOLETO_CLEARING_DAYS must be a whole number of days, 0 to 30');
+    expect(reason({ ...boletos, CIELO_BOLETO_POLL_SECONDS: '0' })).toBe('Invalid configuration: CIELO_BOLETO_POLL_SECONDS must be a whole number of seconds, 1 to 86400');
+    expect(reason({ ...boletos, CIELO_BOLETO_LATE_WATCH_DAYS: 'x' })).toBe('Invalid configuration: CIELO_BOLETO_LATE_WATCH_DAYS must be a whole number of days, 0 to 90');
+    expect(reason({ ...boletos, CIELO_BOLETO_INSTRUCTIONS: 'x'.repeat(256) })).toBe('Invalid configuration: CIELO_BOLETO_INSTRUCTIONS must be 1 to 255 characters');
+  });
+
   it('debit’s 3-D Secure MPI: optional, but complete once CIELO_3DS_URL is set, each value checked', () => {
     const mpi = {
       CIELO_3DS_URL: 'https://mpisandbox.braspag.com.br',

@@ -251,38 +251,38 @@ export class EnvironmentVariables {
   @IsIn(['SDB', 'PRD'], { message: 'CIELO_3DS_ENVIRONMENT must be SDB or PRD' })
   CIELO_3DS_ENVIRONMENT?: 'SDB' | 'PRD';
 
-  /** CARD_PROVIDER=cielo: the store's id at Cielo (the MerchantId header, a GUID). */
+  /** CARD_PROVIDER or BOLETO_PROVIDER=cielo: the store's id at Cielo (the MerchantId header, a GUID). */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: 'CIELO_MERCHANT_ID must be the MerchantId Cielo gave the store: a GUID' })
   CIELO_MERCHANT_ID?: string;
 
-  /** CARD_PROVIDER=cielo: the store's key at Cielo (the MerchantKey header), a secret. */
+  /** CARD_PROVIDER or BOLETO_PROVIDER=cielo: the store's key at Cielo (the MerchantKey header), a secret. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(/^[!-~]{1,100}$/, { message: 'CIELO_MERCHANT_KEY must be the MerchantKey Cielo gave the store (printable characters, no spaces)' })
   CIELO_MERCHANT_KEY?: string;
 
-  /** CARD_PROVIDER=cielo: the transactional host (sales, captures, voids), e.g. https://api.cieloecommerce.cielo.com.br. */
+  /** CARD_PROVIDER or BOLETO_PROVIDER=cielo: the transactional host (sales, captures, voids), e.g. https://api.cieloecommerce.cielo.com.br. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(HTTPS_URL, { message: 'CIELO_API_URL must be an https URL without a trailing slash, e.g. https://api.cieloecommerce.cielo.com.br' })
   CIELO_API_URL?: string;
 
-  /** CARD_PROVIDER=cielo: the query host (look-ups by PaymentId and by MerchantOrderId), e.g. https://apiquery.cieloecommerce.cielo.com.br. */
+  /** CARD_PROVIDER or BOLETO_PROVIDER=cielo: the query host (look-ups by PaymentId and by MerchantOrderId), e.g. https://apiquery.cieloecommerce.cielo.com.br. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(HTTPS_URL, { message: 'CIELO_QUERY_URL must be an https URL without a trailing slash, e.g. https://apiquery.cieloecommerce.cielo.com.br' })
   CIELO_QUERY_URL?: string;
 
-  /** CARD_PROVIDER=cielo: a PEM bundle of the CAs to trust Cielo's hosts with (unset: the system's). */
+  /** CARD_PROVIDER or BOLETO_PROVIDER=cielo: a PEM bundle of the CAs to trust Cielo's hosts with (unset: the system's). */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()
   CIELO_CA_FILE?: string;
 
   /**
-   * CARD_PROVIDER=cielo: the letters every MerchantOrderId starts with, before the sale's id (so that the
+   * CARD_PROVIDER or BOLETO_PROVIDER=cielo: the letters every MerchantOrderId starts with, before the sale's id (so that the
    * gateway's sales are told from others of the store, another environment's on the same MerchantId
    * among them: a look-up by MerchantOrderId must find only this gateway's). Kept within Cielo's 20.
    */
@@ -291,7 +291,7 @@ export class EnvironmentVariables {
   CIELO_ORDER_ID_PREFIX = 'GW';
 
   /**
-   * CARD_PROVIDER=cielo: longest wait for one answer of Cielo. A sale's POST is never sent again: one
+   * CARD_PROVIDER or BOLETO_PROVIDER=cielo: longest wait for one answer of Cielo. A sale's POST is never sent again: one
    * without an answer in time is left EM_PROCESSAMENTO and found later by its MerchantOrderId.
    */
   @Transform(toInteger)
@@ -313,7 +313,7 @@ export class EnvironmentVariables {
   CIELO_NOT_FOUND_AFTER_SECONDS = 900;
 
   /**
-   * CARD_PROVIDER=cielo: the public URL registered at Cielo for its notification post (ref §10): https, its
+   * CARD_PROVIDER or BOLETO_PROVIDER=cielo: the public URL registered at Cielo for its notification post (ref §10): https, its
    * last path segment unguessable (22 or more letters, digits, - or _); the service serves POST on its path.
    * http only on loopback (tests). Unset: no notification is taken, and pending sales wait for the janitor.
    */
@@ -323,7 +323,7 @@ export class EnvironmentVariables {
   CIELO_NOTIFICATION_URL?: string;
 
   /**
-   * CARD_PROVIDER=cielo: a static header Cielo is configured to send with each notification, `Name: value`
+   * CARD_PROVIDER or BOLETO_PROVIDER=cielo: a static header Cielo is configured to send with each notification, `Name: value`
    * (the value a secret); a post without it is answered 401 and nothing is kept. Unset: not checked.
    */
   @Transform(emptyToUndefined)
@@ -331,12 +331,61 @@ export class EnvironmentVariables {
   @Matches(/^[A-Za-z0-9-]{1,64}:\s*[!-~][ -~]{0,254}$/, { message: 'CIELO_NOTIFICATION_HEADER must be `Name: value` (a header name of letters, digits and -, then a printable value)' })
   CIELO_NOTIFICATION_HEADER?: string;
 
-  /** CARD_PROVIDER=cielo: most notified payments waiting to be checked with Cielo; a notification beyond it is answered 503 (Cielo sends it again). */
+  /** CARD_PROVIDER or BOLETO_PROVIDER=cielo: most notified payments waiting to be checked with Cielo; a notification beyond it is answered 503 (Cielo sends it again). */
   @Transform(toInteger)
   @IsInt({ message: 'CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
   @Min(100, { message: 'CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
   @Max(1_000_000, { message: 'CIELO_INBOX_MAX must be a whole number of ids, 100 to 1000000' })
   CIELO_INBOX_MAX = 1000;
+
+  /**
+   * BOLETO_PROVIDER=cielo (required then): the bank contract Cielo registers boletos through (ref §9):
+   * Bradesco2, BancoDoBrasil3, or Simulado in Cielo's sandbox. BancoDoBrasil2 was discontinued at the end
+   * of 2025 and is refused.
+   */
+  @IsOptional()
+  @IsIn(['Bradesco2', 'BancoDoBrasil3', 'Simulado'], { message: 'CIELO_BOLETO_PROVIDER must be one of: Bradesco2, BancoDoBrasil3, Simulado' })
+  CIELO_BOLETO_PROVIDER?: 'Bradesco2' | 'BancoDoBrasil3' | 'Simulado';
+
+  /** BOLETO_PROVIDER=cielo: the assignor's (the platform's) name printed on the boleto (Payment.Assignor, at most 200 characters); unset: the bank contract's. */
+  @IsOptional()
+  @Matches(/^\P{Cc}{1,200}$/u, { message: 'CIELO_BOLETO_ASSIGNOR must be 1 to 200 characters' })
+  CIELO_BOLETO_ASSIGNOR?: string;
+
+  /** BOLETO_PROVIDER=cielo: the instructions printed for the bank's cashier (Payment.Instructions, at most 255 characters; Banco do Brasil keeps 50). */
+  @IsOptional()
+  @Matches(/^\P{Cc}{1,255}$/u, { message: 'CIELO_BOLETO_INSTRUCTIONS must be 1 to 255 characters' })
+  CIELO_BOLETO_INSTRUCTIONS?: string;
+
+  /** BOLETO_PROVIDER=cielo: the text printed for the payer (Payment.Demonstrative, at most 255 characters). */
+  @IsOptional()
+  @Matches(/^\P{Cc}{1,255}$/u, { message: 'CIELO_BOLETO_DEMONSTRATIVE must be 1 to 255 characters' })
+  CIELO_BOLETO_DEMONSTRATIVE?: string;
+
+  /**
+   * BOLETO_PROVIDER=cielo: days after its due date an unpaid boleto is still waited for before it is
+   * cancelled here: a boleto paid on its due date reaches Cielo only after the bank's clearing (Bradesco's
+   * batches run the next mornings; Banco do Brasil's by reconciliation).
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_BOLETO_CLEARING_DAYS must be a whole number of days, 0 to 30' })
+  @Min(0, { message: 'CIELO_BOLETO_CLEARING_DAYS must be a whole number of days, 0 to 30' })
+  @Max(30, { message: 'CIELO_BOLETO_CLEARING_DAYS must be a whole number of days, 0 to 30' })
+  CIELO_BOLETO_CLEARING_DAYS = 3;
+
+  /** BOLETO_PROVIDER=cielo: how often each open boleto is asked about at Cielo (the poll, for payments no notification told of). */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_BOLETO_POLL_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Min(1, { message: 'CIELO_BOLETO_POLL_SECONDS must be a whole number of seconds, 1 to 86400' })
+  @Max(86_400, { message: 'CIELO_BOLETO_POLL_SECONDS must be a whole number of seconds, 1 to 86400' })
+  CIELO_BOLETO_POLL_SECONDS = 3600;
+
+  /** BOLETO_PROVIDER=cielo: how many days after it was cancelled unpaid a boleto is still asked about, for a late payment (owed back to its payer). */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_BOLETO_LATE_WATCH_DAYS must be a whole number of days, 0 to 90' })
+  @Min(0, { message: 'CIELO_BOLETO_LATE_WATCH_DAYS must be a whole number of days, 0 to 90' })
+  @Max(90, { message: 'CIELO_BOLETO_LATE_WATCH_DAYS must be a whole number of days, 0 to 90' })
+  CIELO_BOLETO_LATE_WATCH_DAYS = 30;
 
   @Transform(toBoolean)
   @IsBoolean({ message: 'POSTBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
@@ -695,13 +744,17 @@ function checkApiPix(env: EnvironmentVariables): void {
  * only after the POST's longest wait.
  */
 function checkCielo(env: EnvironmentVariables): void {
-  if ((env.CARD_PROVIDER ?? env.PAYMENT_PROVIDER) !== 'cielo') return;
+  const cards = (env.CARD_PROVIDER ?? env.PAYMENT_PROVIDER) === 'cielo';
+  const boletos = (env.BOLETO_PROVIDER ?? env.PAYMENT_PROVIDER) === 'cielo';
+  if (!cards && !boletos) return;
   const fail = (reason: string) => {
     throw new InvalidEnvironmentError(`Invalid configuration: ${reason}`);
   };
+  const rail = cards ? 'CARD_PROVIDER=cielo' : 'BOLETO_PROVIDER=cielo';
   for (const name of ['CIELO_MERCHANT_ID', 'CIELO_MERCHANT_KEY', 'CIELO_API_URL', 'CIELO_QUERY_URL'] as const) {
-    if (!env[name]) fail(`${name} is required when CARD_PROVIDER=cielo`);
+    if (!env[name]) fail(`${name} is required when ${rail}`);
   }
+  if (boletos && !env.CIELO_BOLETO_PROVIDER) fail('CIELO_BOLETO_PROVIDER is required when BOLETO_PROVIDER=cielo (Bradesco2, BancoDoBrasil3, or Simulado in Cielo’s sandbox)');
   if (env.CIELO_CA_FILE) {
     let text: string;
     try {

@@ -17,7 +17,7 @@ export const PLATFORM_ACCOUNTS = [
   'FINE_REVENUE',
   /** What refunds and lost disputes cost the platform: the fee it had earned on the sale, which it does not get back from the seller. */
   'REVERSAL_COST',
-  /** Pix received that belong to no sale (none, cancelled, another amount, paid twice): owed back to their payers until returned. */
+  /** Pix received that belong to no sale (none, cancelled, another amount, paid twice), and boletos paid after their sale was cancelled: owed back to their payers until returned. */
   'PAYER_RETURNS_DUE',
 ] as const;
 export const PROVIDER_ACCOUNTS = [
@@ -56,6 +56,8 @@ export const LEDGER_ENTRY_KINDS = [
   'REFUND_FAILED',
   'PIX_RETURN_DUE',
   'PIX_RETURNED',
+  'BOLETO_RETURN_DUE',
+  'BOLETO_RETURNED',
   'PSP_RETURN',
   'WITHDRAWAL_REQUESTED',
   'WITHDRAWAL_SENT',

@@ -75,6 +75,16 @@ export function pixReturnedEffect(amountCents: Cents): LedgerEffect {
   return { kind: 'PIX_RETURNED', movements: [movement('PAYER_RETURNS_DUE', cents(-amountCents)), movement('PSP_HOLDINGS', amountCents)] };
 }
 
+/** A boleto paid after its sale was cancelled (or of another amount): its issuer holds the money, and the platform owes it back to its payer. */
+export function boletoReturnDueEffect(amountCents: Cents): LedgerEffect {
+  return { kind: 'BOLETO_RETURN_DUE', movements: [movement('PSP_HOLDINGS', cents(-amountCents)), movement('PAYER_RETURNS_DUE', amountCents)] };
+}
+
+/** The operator returned it to the payer (a bank transfer from the issuer's account): nothing is owed any more. */
+export function boletoReturnedEffect(amountCents: Cents): LedgerEffect {
+  return { kind: 'BOLETO_RETURNED', movements: [movement('PAYER_RETURNS_DUE', cents(-amountCents)), movement('PSP_HOLDINGS', amountCents)] };
+}
+
 /**
  * A return the PSP made on its own (a devolução the gateway did not ask for: a MED's, natureza
  * MED_OPERACIONAL or MED_FRAUDE) of part of a paid Pix: booked like a lost dispute for that part

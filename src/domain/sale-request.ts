@@ -128,3 +128,42 @@ export function withoutCardSecrets<T extends SaleRequest>(request: T): Omit<T, '
   const { number, cvv: _cvv, threeDSecure: _authentication, ...rest } = request.card;
   return { ...request, card: { ...rest, lastFour: number.slice(-4) } };
 }
+
+/** An address as a sale request gives it (customer.address, or shipping). */
+export interface RequestAddress {
+  street?: string;
+  streetNumber?: string;
+  complement?: string;
+  zipCode?: string;
+  neighborhood?: string;
+  city?: string;
+  state?: string;
+}
+
+/** The fields a boleto's payer address must have, in the order they are reported missing (ref §9: Street, Number, ZipCode, City, State, District). */
+const PAYER_ADDRESS_FIELDS = ['street', 'streetNumber', 'zipCode', 'neighborhood', 'city', 'state'] as const;
+
+/**
+ * The payer's address a boleto is registered to: `customer.address` when it is whole, else a whole
+ * `shipping` address; otherwise null, with the first field missing (`customer.address.zipCode`, or
+ * `customer.address` when neither was given in part) for the 400 that names it.
+ */
+export function payerAddressOf(request: { customer?: { address?: RequestAddress }; shipping?: RequestAddress }): {
+  address: { street: string; streetNumber: string; complement: string | null; zipCode: string; neighborhood: string; city: string; state: string } | null;
+  missing: string | null;
+} {
+  const gap = (address: RequestAddress | undefined) => PAYER_ADDRESS_FIELDS.find((field) => !address?.[field]?.trim()) ?? null;
+  const whole = (address: RequestAddress) => ({
+    street: address.street as string,
+    streetNumber: address.streetNumber as string,
+    complement: address.complement?.trim() || null,
+    zipCode: address.zipCode as string,
+    neighborhood: address.neighborhood as string,
+    city: address.city as string,
+    state: address.state as string,
+  });
+  const given = request.customer?.address;
+  if (given && gap(given) === null) return { address: whole(given), missing: null };
+  if (request.shipping && gap(request.shipping) === null) return { address: whole(request.shipping), missing: null };
+  return { address: null, missing: given ? `customer.address.${gap(given)}` : 'customer.address' };
+}

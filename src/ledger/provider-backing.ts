@@ -29,7 +29,8 @@ export interface BackingReport {
  *   card charge it approved (sandbox_card_charges) or of the recurring charge it settled, of the sale's amount;
  * - Cielo's (cielo): a card payment captured of the sale's amount, as Cielo reported it when the charge was
  *   applied (`Payment.CapturedAmount` of the sale's answer or of its look-up by PaymentId, kept in
- *   provider_amount_cents) under the PaymentId named on the sale;
+ *   provider_amount_cents) under the PaymentId named on the sale; a boleto, paid of the sale's amount as
+ *   Cielo's look-up reported it when the payment was applied (provider_amount_cents);
  * - any other provider's: its answer named on the sale (the provider's id for the payment,
  *   external_transaction_id), until a check of its own records is written here.
  * Every withdrawal COMPLETED must be backed by a Pix its provider sent of its net amount: Efí's, the
@@ -60,14 +61,14 @@ export async function checkProviderBacking(dataSource: DataSource): Promise<Back
            CASE WHEN holder = 'api-pix' AND automatic THEN psp_pix OR pix_end_to_end_id IS NOT NULL
                 WHEN holder = 'api-pix' THEN psp_pix
                 WHEN holder = 'sandbox' THEN sandbox_payment OR sandbox_card OR sandbox_recurring
-                WHEN holder = 'cielo' THEN payment_method IN ('CREDIT_CARD', 'DEBIT_CARD') AND external_transaction_id IS NOT NULL
+                WHEN holder = 'cielo' THEN payment_method IN ('CREDIT_CARD', 'DEBIT_CARD', 'BOLETO') AND external_transaction_id IS NOT NULL
                                            AND provider_amount_cents IS NOT DISTINCT FROM amount_cents
                 ELSE external_transaction_id IS NOT NULL END AS backed,
            CASE WHEN holder = 'api-pix' AND automatic THEN 'no settlement of its recurring charge'
                 WHEN holder = 'api-pix' THEN CASE WHEN pix_end_to_end_id IS NULL THEN 'held as paid with no Pix named'
                                                   ELSE 'no Pix confirmed by the PSP with its end-to-end id and amount' END
                 WHEN holder = 'sandbox' THEN 'the sandbox has no record of its payment'
-                WHEN holder = 'cielo' THEN 'no payment captured by Cielo of its amount (its PaymentId ' || COALESCE(external_transaction_id, 'none')
+                WHEN holder = 'cielo' THEN 'no payment captured by Cielo of its amount (a card charge captured or a boleto paid; its PaymentId ' || COALESCE(external_transaction_id, 'none')
                                            || ', captured ' || COALESCE(provider_amount_cents::text, 'none') || ')'
                 ELSE 'held as paid with no payment of its provider named' END AS reason
       FROM evidence`);

@@ -4,6 +4,7 @@ import { chargeReference } from '../providers/card-provider.port';
 import { CARD_PAYMENT } from '../providers/cielo/cielo.notifications';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SalesRepository } from '../sales/sales.repository';
+import { BoletoPaymentsService } from './boleto-payments.service';
 import { ChargesService } from './charges.service';
 import { RefundsService } from './refunds.service';
 
@@ -14,7 +15,8 @@ import { RefundsService } from './refunds.service';
  * a sale still EM_PROCESSAMENTO (a Pending charge) gets the charge's answer, as the janitor would apply it
  * (ChargesService); what the acquirer gave back of a paid sale beyond the refunds booked here (a void or
  * refund in its back office) is booked as a refund (RefundsService.applyAcquirerRefund), the sale
- * ESTORNADO once covered. A payment of no sale of ours is counted and logged, and changes nothing; a
+ * ESTORNADO once covered. A boleto's payment goes to BoletoPaymentsService, which asks the issuer's own
+ * look-up (paid, cancelled). A payment of no sale of ours is counted and logged, and changes nothing; a
  * repeated or forged notification changes nothing more than the fetch shows.
  */
 @Injectable()
@@ -29,6 +31,7 @@ export class CardNotificationsService implements OnModuleInit {
     private readonly sales: SalesRepository,
     private readonly charges: ChargesService,
     private readonly refunds: RefundsService,
+    private readonly boletos: BoletoPaymentsService,
   ) {}
 
   onModuleInit(): void {
@@ -45,10 +48,11 @@ export class CardNotificationsService implements OnModuleInit {
     const payment = acquirer.findPayment ? await acquirer.findPayment(paymentId) : null;
     const saleId = payment?.reference ? Number(payment.reference) : null;
     const sale = saleId === null ? null : await this.sales.findById(saleId);
+    if (payment && sale?.paymentMethod === 'BOLETO' && sale.provider === provider && (await this.boletos.settleNotified(sale, paymentId, now))) return;
     const sameCharge = !sale?.externalTransactionId || sale.externalTransactionId.toLowerCase() === paymentId.toLowerCase();
     if (!payment || !sale || sale.provider !== provider || chargeReference(sale.id) !== payment.reference || !sameCharge || (sale.paymentMethod !== 'CREDIT_CARD' && sale.paymentMethod !== 'DEBIT_CARD')) {
       this.unknown += 1;
-      this.logger.warn({ provider, paymentId, found: payment !== null, unknownPayments: this.unknown }, 'A notification named a payment that is no card sale of ours; nothing was done');
+      this.logger.warn({ provider, paymentId, found: payment !== null, unknownPayments: this.unknown }, 'A notification named a payment that is no card or boleto sale of ours; nothing was done');
       return;
     }
     if (sale.status === 'EM_PROCESSAMENTO' || sale.status === 'FALHA') {

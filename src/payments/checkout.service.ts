@@ -3,15 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { automaticChargeDates, AutomaticPixJourney, journeyFor } from '../domain/automatic-pix';
 import { AppConfig } from '../config/app-config';
-import { addDays, boletoDueDate } from '../domain/dates';
-import { DomainError } from '../domain/domain-error';
+import { addDays, addDaysToDate, boletoDueDate, endOfBrazilDay } from '../domain/dates';
+import { DomainError, RequestValidationError } from '../domain/domain-error';
 import { detectCardBrand } from '../domain/card';
 import { cents } from '../domain/money';
-import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmentsOf, isCardMethod, withoutCardSecrets } from '../domain/sale-request';
+import { checkPaymentPermission, checkSaleRules, DEFAULT_BOLETO_DAYS, installmentsOf, isCardMethod, payerAddressOf, withoutCardSecrets } from '../domain/sale-request';
 import { addCycle, BillingCycle } from '../domain/subscription-billing';
 import { IdempotencyService, IdempotentRequest, PriorUse } from '../idempotency/idempotency.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { chargeReference, PreparedCard } from '../providers/card-provider.port';
+import { BoletoRequest, chargeReference, PreparedCard } from '../providers/card-provider.port';
 import { ProviderRegistry, railOf } from '../providers/provider-registry';
 import { CreateSaleDto } from '../sales/dto/create-sale.dto';
 import { CreateSaleResponse } from '../sales/dto/sale.response';
@@ -38,7 +38,8 @@ export interface CreatedSale {
 }
 
 /** What the provider gave a PIX or boleto sale before it is written. */
-export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'>;
+export type PaymentDocument = Pick<SaleEntity, 'pixCode' | 'pixReceiverKey' | 'boletoCode' | 'externalTransactionId' | 'expiresAt'> &
+  Partial<Pick<SaleEntity, 'boletoDueDate' | 'boletoBarcode' | 'boletoUrl'>>;
 
 const NO_DOCUMENT: PaymentDocument = { pixCode: null, pixReceiverKey: null, boletoCode: null, externalTransactionId: null, expiresAt: null };
 
@@ -75,6 +76,7 @@ export class CheckoutService {
     if (prior) return this.answerPriorUse(prior);
     const profile = await this.sellers.salesProfile(sellerId);
     checkPaymentPermission(request.paymentMethod, profile);
+    if (request.paymentMethod === 'BOLETO' || request.paymentMethod === 'TRANSFER') this.checkBoletoRail(request);
     if (request.subscription?.automaticPix && !this.config.automaticPixAvailable) {
       throw new DomainError('FORBIDDEN', 'Pix Automático is not enabled on this gateway (its PSP account, API_PIX_RECEIVER_ACCOUNT, is not set)');
     }
@@ -158,6 +160,24 @@ export class CheckoutService {
     return { journey: opened.journey, recurrenceId: opened.recurrenceId };
   }
 
+  /**
+   * What the boleto rail's provider needs before anything is written or sent: a transfer taken by it
+   * (422 NOT_SUPPORTED when it takes none: Cielo's boletos), and a boleto's payer as its bank registers
+   * them (400 naming the field: customer.document, customer.address or one of its fields).
+   */
+  private checkBoletoRail(request: CreateSaleDto): void {
+    const provider = this.providers.forNew('BOLETO');
+    const issuer = this.providers.boleto(provider);
+    if (request.paymentMethod === 'TRANSFER') {
+      if (issuer.takesTransfers === false) throw new DomainError('NOT_SUPPORTED', `Transfers are not taken on this gateway: its bank documents are issued by ${provider}, which takes none`);
+      return;
+    }
+    const problem = issuer.boletoProblem?.({ amountCents: cents(request.amount), dueDate: '', reference: 0, payer: payerOf(request) });
+    if (!problem) return;
+    const field = problem.field === 'customer.address' ? (payerAddressOf(request).missing ?? problem.field) : problem.field;
+    throw new RequestValidationError([], [{ field, message: problem.message }]);
+  }
+
   private async paymentDocument(saleId: number, provider: string, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {
     const none: PaymentDocument = { ...NO_DOCUMENT };
     const amountCents = cents(request.amount);
@@ -180,9 +200,23 @@ export class CheckoutService {
         return { ...none, ...pix };
       }
       case 'BOLETO': {
+        const issuer = this.providers.boleto(provider);
         const due = boletoDueDate(now, request.boleto?.expiresInDays ?? DEFAULT_BOLETO_DAYS);
-        const boleto = await this.providers.boleto(provider).createBoleto({ amountCents, dueDate: due.dueDate, reference: saleId });
-        return { ...none, boletoCode: boleto.code, externalTransactionId: boleto.externalId, expiresAt: due.expiresAt };
+        const boletoRequest = { amountCents, dueDate: due.dueDate, reference: saleId, payer: payerOf(request) };
+        const issued = await callProvider({ name: 'boleto', provider: () => provider, reference: () => String(saleId), call: () => issuer.createBoleto(boletoRequest) }, null);
+        if (issued.kind === 'refused') throw new DomainError('PSP_REFUSED', `The boleto was not issued: ${issued.reason}`, { provider });
+        if (issued.kind === 'unknown') throw new DomainError('SERVICE_UNAVAILABLE', `The boleto issuer (${provider}) did not answer; nothing was issued: try again`);
+        const boleto = issued.answer;
+        return {
+          ...none,
+          boletoCode: boleto.code,
+          boletoBarcode: boleto.barcode ?? null,
+          boletoUrl: boleto.url ?? null,
+          boletoDueDate: due.dueDate,
+          externalTransactionId: boleto.externalId,
+          // A real issuer's boleto is waited for the banks' clearing days after its due date before it is cancelled.
+          expiresAt: issuer.clearingDays ? endOfBrazilDay(addDaysToDate(due.dueDate, issuer.clearingDays)) : due.expiresAt,
+        };
       }
       case 'TRANSFER':
         return { ...none, externalTransactionId: `trf_${saleId}` };
@@ -395,3 +429,12 @@ function cardColumns(card: PreparedCard): Partial<SaleEntity> {
   return { cardToken: card.token, cardLastFour: card.lastFour, cardBrand: card.brand };
 }
 
+/** The boleto's payer as the request gives it: name, CPF/CNPJ, and the address it is registered to (customer.address, or shipping). */
+function payerOf(request: CreateSaleDto): NonNullable<BoletoRequest['payer']> {
+  const document = request.customer.document;
+  return {
+    name: request.customer.name,
+    document: document?.number ? { type: document.type, number: document.number } : null,
+    address: payerAddressOf(request).address,
+  };
+}

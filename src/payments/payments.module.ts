@@ -10,6 +10,9 @@ import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { AutomaticPixRepository } from './automatic-pix.repository';
 import { AutomaticPixService } from './automatic-pix.service';
 import { BillingService } from './billing.service';
+import { BoletoPaymentsRepository } from './boleto-payments.repository';
+import { BoletoPaymentsService } from './boleto-payments.service';
+import { BoletoReturnsController } from './boleto-returns.controller';
 import { CardNotificationsService } from './card-notifications.service';
 import { ChargesService } from './charges.service';
 import { CardAuthenticationController } from './card-authentication.controller';
@@ -31,8 +34,8 @@ import { SubscriptionActionsService } from './subscription-actions.service';
  */
 @Module({
   imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule, IntakeModule],
-  controllers: [SalesController, RefundsController, SubscriptionActionsController, CardAuthenticationController],
-  providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler, CardNotificationsService],
-  exports: [MoneyPipeline, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
+  controllers: [SalesController, RefundsController, SubscriptionActionsController, CardAuthenticationController, BoletoReturnsController],
+  providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler, CardNotificationsService, BoletoPaymentsRepository, BoletoPaymentsService],
+  exports: [MoneyPipeline, BoletoPaymentsService, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
 })
 export class PaymentsModule {}

@@ -35,6 +35,7 @@ export class SalesController {
     'FORBIDDEN',
     'MINIMUM_AMOUNT',
     'IDEMPOTENCY_KEY_REUSED',
+    'NOT_SUPPORTED',
     'PSP_REFUSED',
     'RATE_LIMITED',
     'SERVICE_UNAVAILABLE',

@@ -67,19 +67,55 @@ export interface ChargeContext {
   statementDescriptor?: string | null;
 }
 
+/** A postal address as a boleto's payer has it (the sale's customer.address, or its shipping address). */
+export interface PayerAddress {
+  street: string;
+  streetNumber: string;
+  complement?: string | null;
+  zipCode: string;
+  neighborhood: string;
+  city: string;
+  state: string;
+}
+
 export interface BoletoRequest {
   amountCents: Cents;
   /** YYYY-MM-DD. */
   dueDate: string;
   /** Our reference (the sale id), written in the boleto's free field. */
   reference: number;
+  /** The payer, as the banks register a boleto to (a real issuer needs name, CPF/CNPJ and address). */
+  payer?: { name: string; document: { type: 'cpf' | 'cnpj'; number: string } | null; address: PayerAddress | null };
 }
 
 export interface Boleto {
   /** The 47-digit typeable line. */
   code: string;
   externalId: string;
+  /** The 44-digit bar code, when the issuer gives it. */
+  barcode?: string | null;
+  /** The boleto's printable page at the issuer, when it has one. */
+  url?: string | null;
 }
+
+/** A field of the sale a boleto cannot be issued without, or with as given (answered 400 naming it). */
+export interface BoletoFieldProblem {
+  field: string;
+  message: string;
+}
+
+/** A boleto as its issuer's look-up shows it (what its notifications name). */
+export interface IssuedBoleto {
+  /** Our reference the boleto was issued under (the sale's id), or null when it is none of this gateway's. */
+  reference: string | null;
+  /** OPEN: not paid yet; PAID: paid (`paidCents`); CANCELLED: cancelled or refused at the issuer, never to be paid. */
+  state: 'OPEN' | 'PAID' | 'CANCELLED';
+  /** What the payer paid, as the issuer reports it. */
+  paidCents: Cents | null;
+}
+
+/** The issuer refused to issue a boleto (its own reason): nothing was issued, answered 422 PSP_REFUSED. */
+export class BoletoRefusedError extends ProviderRefusedError {}
 
 export interface CardRefundRequest {
   reference: string;
@@ -231,7 +267,20 @@ export class ThreeDSecureNotOfferedError extends Error {}
 
 /** Issues boletos (and takes transfers) for the sales of its rail. */
 export interface BoletoProvider {
+  /** Why a sale's boleto cannot be issued as asked (a payer's field missing or unusable for the bank), or null; checked before anything is written or sent. */
+  boletoProblem?(request: BoletoRequest): BoletoFieldProblem | null;
+  /** Issues a boleto (outside any transaction; the sale is written with it afterwards). Throws BoletoRefusedError on a refusal. */
   createBoleto(request: BoletoRequest): Promise<Boleto>;
+  /**
+   * A real issuer (Cielo): its boletos are paid and cancelled only on its word (findBoleto), learned by
+   * notification or by the poll of open boletos, and cancelled unpaid `clearingDays` after their due date.
+   * Absent (the sandbox): payment is the sandbox's events route, expiry the due date.
+   */
+  findBoleto?(externalId: string): Promise<IssuedBoleto | null>;
+  /** Days after its due date an unpaid boleto of this issuer is still waited for before it is cancelled (the banks' clearing); 0 when absent. */
+  readonly clearingDays?: number;
+  /** False: this provider takes no transfers (TRANSFER sales are answered 422 NOT_SUPPORTED while it holds the rail). */
+  readonly takesTransfers?: boolean;
 }
 
 /** The provider reference of a sale's card charge. */

@@ -7,6 +7,7 @@ import { ApiPixClient } from './api-pix/api-pix.client';
 import { ApiPixAutomaticProvider } from './api-pix/api-pix-automatic.provider';
 import { API_PIX, ApiPixProvider } from './api-pix/api-pix.provider';
 import { ApiPixNotifications } from './api-pix/api-pix.notifications';
+import { CieloBoletoProvider } from './cielo/cielo-boleto.provider';
 import { CIELO, CieloCardProvider } from './cielo/cielo-card.provider';
 import { CieloClient } from './cielo/cielo.client';
 import { CieloMpiClient } from './cielo/cielo-mpi.client';
@@ -67,7 +68,7 @@ function cieloNotifications(config: AppConfig): { notifications?: CieloNotificat
  * (every port, in-process) and, when PIX_PROVIDER=api-pix, a PSP through the BCB's API Pix (PIX, and Pix
  * Automático once its receiving account is configured), and with PAYOUT_PROVIDER=efi that PSP's sends
  * (Efí's extension, on the same connection); with CARD_PROVIDER=cielo, card sales through Cielo's
- * API E-commerce 3.0 (and its 3-D Secure MPI, with CIELO_3DS_URL). A new provider is its folder here and one line in PROVIDER_ADAPTERS' list.
+ * API E-commerce 3.0 (and its 3-D Secure MPI, with CIELO_3DS_URL), with BOLETO_PROVIDER=cielo registered boletos through it. A new provider is its folder here and one line in PROVIDER_ADAPTERS' list.
  */
 @Module({
   providers: [
@@ -84,7 +85,7 @@ function cieloNotifications(config: AppConfig): { notifications?: CieloNotificat
     {
       provide: CieloClient,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => (config.providers.CARD === CIELO ? cieloClient(config) : null),
+      useFactory: (config: AppConfig) => (config.providers.CARD === CIELO || config.providers.BOLETO === CIELO ? cieloClient(config) : null),
     },
     {
       provide: PROVIDER_ADAPTERS,
@@ -105,7 +106,7 @@ function cieloNotifications(config: AppConfig): { notifications?: CieloNotificat
           ...(apiPix ? [apiPixAdapters(apiPix, config, efi)] : []),
           // Efí's send rides on the API Pix connection to the same PSP; its callbacks come on that webhook.
           ...(efi ? [{ name: EFI, payout: efi }] : []),
-          ...(cielo ? [{ name: CIELO, card: new CieloCardProvider(cielo, { orderIdPrefix: config.cielo.orderIdPrefix, notFoundAfterSeconds: config.cielo.notFoundAfterSeconds, timeoutMs: config.cielo.timeoutMs }, cieloMpiClient(config)), ...cieloNotifications(config) }] : []),
+          ...(cielo ? [cieloAdapters(cielo, config)] : []),
         ];
       },
     },
@@ -114,6 +115,18 @@ function cieloNotifications(config: AppConfig): { notifications?: CieloNotificat
   exports: [ProviderRegistry, SandboxAutomaticPixProvider, SandboxPaymentsRecord, SandboxPaymentProvider, SandboxPayoutProvider],
 })
 export class ProvidersModule {}
+
+/** Cielo's adapters: its cards (and their 3-D Secure MPI), its boletos when a bank contract is configured (CIELO_BOLETO_PROVIDER), its notifications. */
+function cieloAdapters(client: CieloClient, config: AppConfig): ProviderAdapters {
+  const settings = config.cielo;
+  const boleto = config.cieloBoleto;
+  return {
+    name: CIELO,
+    card: new CieloCardProvider(client, { orderIdPrefix: settings.orderIdPrefix, notFoundAfterSeconds: settings.notFoundAfterSeconds, timeoutMs: settings.timeoutMs }, cieloMpiClient(config)),
+    ...(boleto.bank ? { boleto: new CieloBoletoProvider(client, { ...boleto, bank: boleto.bank, orderIdPrefix: settings.orderIdPrefix }) } : {}),
+    ...cieloNotifications(config),
+  };
+}
 
 /** The API Pix PSP's adapters: PIX, Pix Automático when its receiving account is configured, and its notifications (Efí's sends' too, when it pays out). */
 function apiPixAdapters(client: ApiPixClient, config: AppConfig, efi: EfiPayoutProvider | null): ProviderAdapters {

@@ -1,3 +1,4 @@
+import { lineToBarcode } from '../domain/boleto-line';
 import { brazilDate } from '../domain/dates';
 import { CreateSaleResponse, SaleCustomerResponse, TransactionResponse } from './dto/sale.response';
 import { SaleEntity } from './entities/sale.entity';
@@ -27,7 +28,13 @@ export function toCreateSaleResponse(sale: SaleEntity, qrCodeBase64: string | nu
     payment.card = { lastDigits: sale.cardLastFour, brand: sale.cardBrand };
   }
   if (sale.paymentMethod === 'BOLETO' && sale.boletoCode && sale.expiresAt) {
-    payment.boleto = { code: sale.boletoCode, dueDate: brazilDate(new Date(sale.expiresAt.getTime() - 1)), expiresAt: sale.expiresAt.toISOString() };
+    payment.boleto = {
+      code: sale.boletoCode,
+      barCode: sale.boletoBarcode ?? lineToBarcode(sale.boletoCode),
+      url: sale.boletoUrl ?? null,
+      dueDate: sale.boletoDueDate ?? brazilDate(new Date(sale.expiresAt.getTime() - 1)),
+      expiresAt: sale.expiresAt.toISOString(),
+    };
   }
   return {
     message: messageFor(sale),

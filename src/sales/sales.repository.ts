@@ -132,6 +132,20 @@ const centsOrNull = (value: string | null): Cents | null => (value === null ? nu
  */
 const RECOVERY_LEASE = new Lease({ table: 'sales', column: 'provider_checked_at', duration: '1 minute' });
 
+/**
+ * The boleto poll's lease on a real issuer's boleto (provider_checked_at, CIELO_BOLETO_POLL_SECONDS as parameter
+ * $4): an open boleto, or one cancelled unpaid within the late watch, is asked about once per period; one past
+ * the time it is cancelled at is asked about again after a minute, so that its end never waits a whole period.
+ */
+const BOLETO_POLL = new Lease({ table: 'sales', column: 'provider_checked_at', duration: { secondsParam: 4 } });
+
+/** An issued boleto claimed for a look-up at its issuer. */
+export interface ClaimedBoleto {
+  id: number;
+  provider: string;
+  externalId: string;
+}
+
 /** How often an open recurring charge of Pix Automático is asked about (the webhook is the fast path). */
 const AUTOMATIC_PIX_CHARGE_POLL = new Lease({ table: 'sales', column: 'automatic_pix_checked_at', duration: '1 minute' });
 /**
@@ -316,11 +330,12 @@ export class SalesRepository {
     await manager.query(`UPDATE sales SET reserve_settled_at = $2, updated_at = now() WHERE id = ANY($1::int[])`, [ids, now]);
   }
 
-  /** Ids of the seller's (or every seller's) PENDENTE sales whose expiry has passed, locked and skipped by other workers. */
+  /** Ids of the seller's (or every seller's) PENDENTE sales whose expiry has passed, locked and skipped by other workers; a real issuer's boletos end only on its word (BoletoPaymentsService). */
   async claimExpired(now: Date, sellerId: number | null, limit: number, manager: EntityManager): Promise<number[]> {
     const rows: Array<{ id: number }> = await manager.query(
       `SELECT id FROM sales
         WHERE status = 'PENDENTE' AND expires_at IS NOT NULL AND expires_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
+          AND (payment_method <> 'BOLETO' OR provider = 'sandbox')
         ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [now, sellerId, limit],
     );
@@ -535,6 +550,30 @@ export class SalesRepository {
   /** Gives back the send lease of charges whose sending failed, so that the next pass tries them at once. */
   async releaseAutomaticPixChargesToSend(saleIds: number[]): Promise<void> {
     await AUTOMATIC_PIX_CHARGE_SEND.release(this.dataSource, saleIds);
+  }
+
+  /**
+   * Boletos of these issuers to ask about now (of one seller, or all), each leased: open ones (PENDENTE),
+   * and ones cancelled unpaid less than `lateWatchDays` ago with no late payment booked. `now` (the jobs'
+   * instant, the sandbox clock's in tests) says which are past the time they are cancelled at; the lease
+   * is the database's clock.
+   */
+  async claimIssuedBoletos(sellerId: number | null, limit: number, providers: readonly string[], pollSeconds: number, lateWatchDays: number, now: Date): Promise<ClaimedBoleto[]> {
+    if (providers.length === 0) return [];
+    const rows = await BOLETO_POLL.claim<{ id: number; provider: string; external_transaction_id: string }>(
+      this.dataSource,
+      `SELECT s.id FROM sales s
+        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status IN ('PENDENTE', 'CANCELADO') AND s.provider = ANY($3::varchar[])
+          AND ($1::int IS NULL OR s.seller_id = $1) AND s.external_transaction_id IS NOT NULL
+          AND (s.status = 'PENDENTE' OR (s.expires_at > $6::timestamptz - make_interval(days => $5)
+                                         AND NOT EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id)))
+          AND (${BOLETO_POLL.free('s')}
+               OR (s.status = 'PENDENTE' AND s.expires_at <= $6 AND s.provider_checked_at < now() - interval '1 minute'))
+        ORDER BY s.provider, s.provider_checked_at NULLS FIRST LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [sellerId, limit, providers, pollSeconds, lateWatchDays, now],
+      ['id', 'provider', 'external_transaction_id'],
+    );
+    return rows.map((row) => ({ id: Number(row.id), provider: row.provider, externalId: row.external_transaction_id }));
   }
 
   /** Ids of sent recurring charges still open (PENDENTE), each leased for a minute so that instances never ask about one together. */

@@ -87,8 +87,21 @@ describe('Every hot query is served by an index (EXPLAIN)', () => {
     [
       'PIX and boleto sales due to expire',
       `SELECT id FROM sales WHERE status = 'PENDENTE' AND expires_at IS NOT NULL AND expires_at <= $1 AND ($2::int IS NULL OR seller_id = $2)
+          AND (payment_method <> 'BOLETO' OR provider = 'sandbox')
         ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [now, null, 500],
+    ],
+    [
+      "a real issuer's boletos to ask about (the boleto poll, issue 40)",
+      `SELECT s.id FROM sales s
+        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status IN ('PENDENTE', 'CANCELADO') AND s.provider = ANY($3::varchar[])
+          AND ($1::int IS NULL OR s.seller_id = $1) AND s.external_transaction_id IS NOT NULL
+          AND (s.status = 'PENDENTE' OR (s.expires_at > $6::timestamptz - make_interval(days => $5)
+                                         AND NOT EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id)))
+          AND ((s.provider_checked_at IS NULL OR s.provider_checked_at < now() - make_interval(secs => $4))
+               OR (s.status = 'PENDENTE' AND s.expires_at <= $6 AND s.provider_checked_at < now() - interval '1 minute'))
+        ORDER BY s.provider, s.provider_checked_at NULLS FIRST LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [null, 100, ['cielo'], 3600, 30, now],
     ],
     [
       'card reserves due for release',

@@ -25,6 +25,8 @@ const KIND_LABELS: Record<LedgerEntryKind, string> = {
   REFUND_FAILED: 'Estorno não realizado (valor devolvido)',
   PIX_RETURN_DUE: 'Pix a devolver',
   PIX_RETURNED: 'Pix devolvido',
+  BOLETO_RETURN_DUE: 'Boleto pago após o cancelamento, a devolver',
+  BOLETO_RETURNED: 'Boleto devolvido ao pagador',
   PSP_RETURN: 'Devolução feita pelo PSP (MED)',
   WITHDRAWAL_REQUESTED: 'Saque solicitado',
   WITHDRAWAL_SENT: 'Saque enviado',

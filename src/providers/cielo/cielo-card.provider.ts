@@ -19,6 +19,7 @@ import {
 } from '../card-provider.port';
 import { CieloClient, CieloUnavailableError } from './cielo.client';
 import { CieloMpiClient } from './cielo-mpi.client';
+import { cieloOrderId, firstCieloError, isCieloPaymentId, referenceOfCieloOrder } from './cielo-orders';
 
 /** The provider name written on the card sales Cielo holds. */
 export const CIELO = 'cielo';
@@ -93,9 +94,6 @@ interface CieloSale {
   Payment?: CieloPayment;
 }
 
-/** Cielo's error list (ref §1.4): an array of `{Code, Message}`, or a single one. */
-type CieloErrors = Array<{ Code?: number | string; Message?: string }> | { Code?: number | string; Message?: string };
-
 /** The look-up by MerchantOrderId (ref §5): the list under `Payments` or `Payment`. */
 interface CieloOrderQuery {
   Payments?: Array<{ PaymentId?: string }>;
@@ -158,7 +156,7 @@ export class CieloCardProvider implements CardProvider {
 
   /** Our reference as Cielo's MerchantOrderId. */
   orderId(reference: string): string {
-    return `${this.settings.orderIdPrefix}${reference}`;
+    return cieloOrderId(this.settings.orderIdPrefix, reference);
   }
 
   async chargeCard(request: ChargeRequest): Promise<ChargeResult> {
@@ -195,7 +193,7 @@ export class CieloCardProvider implements CardProvider {
     // A request Cielo refused (ref §1.3: 400 validation or business rule, 401 credentials, 403 IP, 404/405
     // route): no payment was made; the sale fails with Cielo's first error as its answer.
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
-      const error = firstError(answer.body as CieloErrors | null);
+      const error = firstCieloError(answer.body);
       const acquirerReturn = error ? { code: String(error.Code ?? answer.status), message: error.Message ?? '' } : { code: `HTTP ${answer.status}`, message: 'Cielo refused the request' };
       this.logger.warn({ provider: CIELO, reference: request.reference, status: answer.status, code: acquirerReturn.code }, 'Cielo refused a sale’s request: nothing was charged');
       return { outcome: 'FAILED', externalId: '', reason: `Cielo refused the request: ${acquirerReturn.code} ${acquirerReturn.message}`.trim(), acquirerReturn };
@@ -358,7 +356,7 @@ export class CieloCardProvider implements CardProvider {
     const answer = await this.client.send('PUT', `/1/sales/${encodeURIComponent(paymentId)}/void${query}`);
     if (answer.status === 200 || answer.status === 201) return this.voidOutcome(request, paymentId, (answer.body ?? {}) as CieloVoidAnswer);
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
-      const error = firstError(answer.body as CieloErrors | null);
+      const error = firstCieloError(answer.body);
       const said = error ? `${String(error.Code ?? answer.status)} ${error.Message ?? ''}`.trim() : `HTTP ${answer.status}`;
       throw new CardRefundRefusedError(`Cielo refused the void: ${said}`);
     }
@@ -385,13 +383,11 @@ export class CieloCardProvider implements CardProvider {
    * of it. Null when Cielo shows none (404: unknown, another store's, or older than three months).
    */
   async findPayment(externalId: string): Promise<CardPayment | null> {
-    if (!/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(externalId)) return null;
+    if (!isCieloPaymentId(externalId)) return null;
     const found = await this.client.query(`/1/sales/${encodeURIComponent(externalId)}`);
     if (found.status === 404 || !found.body) return null;
     const sale = found.body as CieloSale;
-    const orderId = sale.MerchantOrderId ?? '';
-    const prefix = this.settings.orderIdPrefix;
-    const reference = orderId.startsWith(prefix) && /^[1-9][0-9]{0,9}$/.test(orderId.slice(prefix.length)) ? orderId.slice(prefix.length) : null;
+    const reference = referenceOfCieloOrder(this.settings.orderIdPrefix, sale.MerchantOrderId);
     const payment = { ...(sale.Payment ?? {}), PaymentId: sale.Payment?.PaymentId ?? externalId };
     return { reference, charge: resultOf(payment), refundedCents: cents(voidedCents(payment)) };
   }
@@ -440,11 +436,6 @@ function resultOf(payment: CieloPayment): ChargeResult {
       // Never adopted (ref §12.4): the sale stays as it is and is asked about again.
       throw new CieloUnavailableError(`Cielo reported payment ${externalId} in Status ${String(payment.Status)}, which a card sale here cannot be in`);
   }
-}
-
-function firstError(body: CieloErrors | null): { Code?: number | string; Message?: string } | null {
-  if (!body || typeof body !== 'object') return null;
-  return Array.isArray(body) ? (body[0] ?? null) : body;
 }
 
 /** The seller's invoice descriptor as Cielo takes it: letters, digits and spaces, at most 13; none when nothing is left. */

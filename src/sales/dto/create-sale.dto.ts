@@ -47,6 +47,30 @@ export class CustomerDocumentDto {
   number: string;
 }
 
+/**
+ * The payer's address (an extension of spec 2.1): the banks register a boleto to its payer's name, CPF/CNPJ
+ * and address, so a boleto issued through a real issuer (BOLETO_PROVIDER=cielo) needs it, here or in
+ * `shipping`. Never shown back; sent to the issuer only.
+ */
+export class CustomerAddressDto {
+  @ApiPropertyOptional({ example: 'Avenida Paulista' }) @IsOptional() @IsString() @MaxLength(200) street?: string;
+  @ApiPropertyOptional({ example: '1000' }) @IsOptional() @IsString() @MaxLength(20) streetNumber?: string;
+  @ApiPropertyOptional({ example: 'Apto 12' }) @IsOptional() @IsString() @MaxLength(100) complement?: string;
+
+  @ApiPropertyOptional({ example: '01310100', description: '8 digits' })
+  @IsOptional()
+  @Matches(/^\d{8}$/, { message: 'zipCode must be 8 digits' })
+  zipCode?: string;
+
+  @ApiPropertyOptional({ example: 'Bela Vista' }) @IsOptional() @IsString() @MaxLength(100) neighborhood?: string;
+  @ApiPropertyOptional({ example: 'São Paulo' }) @IsOptional() @IsString() @MaxLength(100) city?: string;
+
+  @ApiPropertyOptional({ example: 'SP', description: '2 upper-case letters' })
+  @IsOptional()
+  @Matches(/^[A-Z]{2}$/, { message: 'state must be 2 upper-case letters' })
+  state?: string;
+}
+
 export class CustomerDto {
   @ApiProperty({ example: 'João da Silva' })
   @IsDefined()
@@ -70,6 +94,16 @@ export class CustomerDto {
   @IsOptional()
   @Matches(/^\d{10,13}$/, { message: 'phone must be 10 to 13 digits, no other characters' })
   phone?: string;
+
+  @ApiPropertyOptional({
+    type: CustomerAddressDto,
+    description: "The payer's address. Required for BOLETO when boletos are issued through a bank (BOLETO_PROVIDER=cielo), unless `shipping` holds a full one; not kept, sent to the issuer only",
+  })
+  @IsOptional()
+  @IsObject({ message: 'address must be an object' })
+  @ValidateNested()
+  @Type(() => CustomerAddressDto)
+  address?: CustomerAddressDto;
 }
 
 /**

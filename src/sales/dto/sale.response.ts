@@ -21,8 +21,20 @@ export class CardPaymentResponse {
 
 export class BoletoPaymentResponse {
   @ApiProperty({ example: '00190000090000000001200000001234567890000009990', description: '47-digit typeable line' }) code: string;
+  @ApiProperty({ example: '00199999900000099900000000001200000001234567', description: '44-digit bar code (the issuer’s, or read from the line)' }) barCode: string;
+  @ApiProperty({
+    example: 'https://transactionsandbox.pagador.com.br/post/pagador/reenvia.asp/8e1b2a3c-…',
+    nullable: true,
+    type: String,
+    description: 'The printable boleto at its issuer (BOLETO_PROVIDER=cielo); null in the sandbox',
+  })
+  url: string | null;
   @ApiProperty({ example: '2026-11-25', description: 'Due date, YYYY-MM-DD' }) dueDate: string;
-  @ApiProperty({ example: '2026-11-25T13:00:00.000Z', description: 'When an unpaid boleto is cancelled' }) expiresAt: string;
+  @ApiProperty({
+    example: '2026-11-29T02:59:59.999Z',
+    description: 'When an unpaid boleto is cancelled: the end of its due date (sandbox), or of its due date plus the banks’ clearing days (CIELO_BOLETO_CLEARING_DAYS)',
+  })
+  expiresAt: string;
 }
 
 export class SalePaymentResponse {

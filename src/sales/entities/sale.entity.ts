@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { centsTransformer } from '../../database/bigint-cents.transformer';
+import { calendarDateTransformer, centsTransformer } from '../../database/bigint-cents.transformer';
 import { Cents } from '../../domain/money';
 import { SaleStatus } from '../../domain/sale-status';
 import { PaymentMethod } from '../dto/create-sale.dto';
@@ -91,6 +91,18 @@ export class SaleEntity {
 
   @Column({ name: 'boleto_code', type: 'char', nullable: true })
   boletoCode: string | null;
+
+  /** The boleto's due date (YYYY-MM-DD); expiresAt is when it is cancelled unpaid (a real issuer's: the banks' clearing days later). Null before issue 40 (then the day of expiresAt). */
+  @Column({ name: 'boleto_due_date', type: 'date', nullable: true, transformer: calendarDateTransformer })
+  boletoDueDate: string | null;
+
+  /** The 44-digit bar code the issuer gave (Cielo's BarCodeNumber); null for the sandbox's, whose is read from its line. */
+  @Column({ name: 'boleto_barcode', type: 'char', nullable: true })
+  boletoBarcode: string | null;
+
+  /** The boleto's printable page at its issuer (Cielo's Url); null for the sandbox's. */
+  @Column({ name: 'boleto_url', type: 'text', nullable: true })
+  boletoUrl: string | null;
 
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt: Date | null;

@@ -55,8 +55,12 @@
  *   PaymentId answers 400 [{Code 307}], a GET 404; `SaveCard` with a number failing Luhn answers 400 [{Code
  *   213}]; a `CardToken` is answered only on an approved sale (`tokenOnDenied` false). With `strictHosts`
  *   (true) a call on the wrong host is 404 and a violation.
- * - Boleto (ref §9) is played with `Provider` `Simulado`: `Status` 1 with Url, Number, BarCodeNumber and
- *   DigitableLine; `payBoleto` makes it 2 (notified, ChangeType 1). Not voidable.
+ * - Boleto (ref §9): `Provider` one of `boletoBanks` (['Simulado']; another is 129 Affiliation not found),
+ *   the payer's CPF/CNPJ and a known ZIP code required (one starting 000 is refused, Code 0: the simulator's
+ *   choice), Banco do Brasil's payer rules kept (upper-case, 60-character address, 18-character city; refused
+ *   with Code 0 otherwise; its nosso número cut to 9 digits, its answer without DigitableLine). `Status` 1
+ *   with Url, Number, BarCodeNumber and DigitableLine; `payBoleto` makes it 2 (notified, ChangeType 1, unless
+ *   `delivery` says otherwise). Not voidable.
  */
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -132,6 +136,8 @@ export interface CieloSimulatorOptions {
   minInstallmentCents?: number;
   tokenOnDenied?: boolean;
   strictHosts?: boolean;
+  /** The bank contracts the store is affiliated to for boletos (ref §9); another `Provider` is 129 Affiliation not found. */
+  boletoBanks?: string[];
 }
 
 export type CieloHost = 'transactional' | 'query' | 'mpi';
@@ -187,7 +193,7 @@ export interface CieloPayment {
   authorizationCode?: string;
   eci?: string;
   newCard?: { CardNumber: string; ExpirationDate: string; Brand: string; SaveCard: boolean };
-  boleto?: { Url: string; Number: string; BarCodeNumber: string; DigitableLine: string; ExpirationDate: string };
+  boleto?: { Url: string; Number: string; BarCodeNumber: string; DigitableLine?: string; ExpirationDate: string };
 }
 
 /** How a notification reaches the merchant: 'twice' plays a duplicate, 'never' a lost one. */
@@ -243,6 +249,25 @@ class CieloRefusal extends Error {
 const API_PATH = /^\/1\//;
 const SAO_PAULO_OFFSET_MS = -3 * 3600_000;
 const DAY_MS = 86_400_000;
+
+/**
+ * The payer a bank registers a boleto to (ref §9 "Customer data"): CPF/CNPJ, and a ZIP code the bank knows
+ * (the simulator's choice: one starting 000 is unknown, Code 0); Banco do Brasil's name and address in
+ * upper-case letters (with `-`, `'` and the address's digits), street, number and complement within 60
+ * characters together, the city within 18.
+ */
+function checkBoletoPayer(bank: string, customer: Json): void {
+  if (!customer.Identity) throw errors([104, 'Customer Identity is required']);
+  const address = (customer.Address ?? {}) as Record<string, string | undefined>;
+  if (!/^\d{8}$/.test(address.ZipCode ?? '') || (address.ZipCode ?? '').startsWith('000')) throw errors([0, 'Customer.Address.ZipCode is not a valid CEP']);
+  if (!bank.startsWith('BancoDoBrasil')) return;
+  if (!/^[A-Z '-]+$/.test(String(customer.Name ?? ''))) throw errors([0, 'Banco do Brasil: Customer.Name must be upper-case letters, - and \' only']);
+  for (const field of ['Street', 'Number', 'Complement', 'City', 'District']) {
+    if (address[field] !== undefined && !/^[A-Z0-9 '-]*$/.test(address[field] ?? '')) throw errors([0, `Banco do Brasil: Customer.Address.${field} must be upper-case letters, digits, - and ' only`]);
+  }
+  if ((address.Street ?? '').length + (address.Number ?? '').length + (address.Complement ?? '').length > 60) throw errors([0, 'Banco do Brasil: the address is over 60 characters']);
+  if ((address.City ?? '').length > 18) throw errors([0, 'Banco do Brasil: Customer.Address.City is over 18 characters']);
+}
 
 function errors(...list: Array<[number, string]>): CieloRefusal {
   return new CieloRefusal({ status: 400, body: list.map(([Code, Message]) => ({ Code, Message })) });
@@ -315,6 +340,11 @@ export class CieloSimulator {
       });
     }
     return env;
+  }
+
+  /** The bank contracts the store is affiliated to for boletos from now on (the `boletoBanks` option). */
+  setBoletoBanks(banks: string[]): void {
+    this.options.boletoBanks = banks;
   }
 
   setNotificationUrl(url: string | undefined): void {
@@ -849,10 +879,14 @@ export class CieloSimulator {
 
   private createBoleto(sale: Json & { MerchantOrderId: string; Customer: Json; Payment: Json }): Answer {
     const payment = sale.Payment;
-    if (payment.Provider !== 'Simulado' && !['Bradesco2', 'BancoDoBrasil2', 'BancoDoBrasil3'].includes(payment.Provider as string)) throw errors([129, 'Affiliation not found']);
+    const bank = payment.Provider as string;
+    if (!(this.options.boletoBanks ?? ['Simulado']).includes(bank)) throw errors([129, 'Affiliation not found']);
+    checkBoletoPayer(bank, sale.Customer);
     const receivedAt = this.now();
     const expiration = (payment.ExpirationDate as string | undefined) ?? dateOnly(new Date(receivedAt.getTime() + 5 * DAY_MS));
-    const number = (payment.BoletoNumber as string | undefined) ?? randomDigits(11);
+    // Banco do Brasil keeps the last 9 digits of the nosso número (ref §9).
+    const given = payment.BoletoNumber as string | undefined;
+    const number = given ? (bank.startsWith('BancoDoBrasil') ? given.slice(-9) : given) : randomDigits(11);
     const paymentId = randomUUID();
     const numbers = boletoNumbers(payment.Amount as number, expiration, number);
     const record: CieloPayment = {
@@ -869,7 +903,14 @@ export class CieloSimulator {
       voidedAmount: 0,
       voids: 0,
       tid: randomDigits(20),
-      boleto: { Url: `${this.queryUrl}/post/pagador/reenvia.asp/${paymentId}`, Number: number, ...numbers, ExpirationDate: expiration },
+      // Banco do Brasil's answer carries no DigitableLine (ref §9).
+      boleto: {
+        Url: `${this.queryUrl}/post/pagador/reenvia.asp/${paymentId}`,
+        Number: number,
+        BarCodeNumber: numbers.BarCodeNumber,
+        ...(bank.startsWith('BancoDoBrasil') ? {} : { DigitableLine: numbers.DigitableLine }),
+        ExpirationDate: expiration,
+      },
     };
     this.sales.set(paymentId, record);
     this.lastSaleBodies.set(paymentId, { customer: sale.Customer, payment: echoPayment(payment, 'Boleto') });

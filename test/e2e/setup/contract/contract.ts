@@ -161,6 +161,20 @@ const automaticPixPostback = S.shape({
 });
 
 /** The events API (issue 23): its own family, in the `{success, data}` / `{success: false, error}` shape of spec 7.5. */
+/** A boleto paid after its sale was cancelled, owed back to its payer (issue 40's operator list). */
+const lateBoletoPayment = S.shape({
+  id: { type: 'integer', minimum: 1 },
+  saleId: { type: 'integer', minimum: 1 },
+  sellerId: { type: 'integer', minimum: 1 },
+  provider: { type: 'string' },
+  paymentId: { type: 'string' },
+  amount: { type: 'integer', minimum: 1 },
+  seenBy: { enum: ['NOTIFICATION', 'POLL'] },
+  status: { enum: ['DUE', 'RETURNED'] },
+  returnedAt: nullable(isoDate),
+  returnNote: nullable({ type: 'string' }),
+  createdAt: isoDate,
+});
 const isoOrNull = nullable({ type: 'string', format: 'date-time' });
 const event = S.shape({
   id: { type: 'string', format: 'uuid' },
@@ -253,6 +267,8 @@ const ROUTES: Route[] = [
   { method: 'GET', path: new RegExp(`^/admin/sellers/${ID}/deliveries$`), ok: { 200: operatorList }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/deliveries/${ID}/redeliver$`), ok: { 200: operatorObject, 201: operatorObject }, family: S.accountError },
   { method: 'POST', path: new RegExp(`^/admin/sellers/${ID}/postback-secret$`), ok: { 201: rolledSecret }, family: S.accountError },
+  { method: 'GET', path: /^\/admin\/boleto-returns$/, ok: { 200: { type: 'array', items: lateBoletoPayment } }, family: S.accountError },
+  { method: 'POST', path: new RegExp(`^/admin/boleto-returns/${ID}/returned$`), ok: { 200: lateBoletoPayment }, family: S.accountError },
   { method: 'GET', path: /^\/api\/events$/, ok: { 200: eventList }, family: S.subscriptionsError },
   { method: 'GET', path: /^\/api\/events\/endpoints$/, ok: { 200: endpointList }, family: S.subscriptionsError },
   { method: 'POST', path: /^\/api\/events\/redeliver$/, ok: { 202: ok(S.shape({ requeued: { type: 'integer', minimum: 0 }, remaining: { type: 'integer', minimum: 0 } })) }, family: S.subscriptionsError },

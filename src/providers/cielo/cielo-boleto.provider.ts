@@ -1,0 +1,236 @@
+import { Logger } from '@nestjs/common';
+import { barcodeToLine } from '../../domain/boleto-line';
+import { cents } from '../../domain/money';
+import { Boleto, BoletoFieldProblem, BoletoProvider, BoletoRefusedError, BoletoRequest, IssuedBoleto, PayerAddress } from '../card-provider.port';
+import { CieloClient, CieloUnavailableError } from './cielo.client';
+import { cieloOrderId, firstCieloError, isCieloPaymentId, referenceOfCieloOrder } from './cielo-orders';
+
+/** The bank contract Cielo registers the boletos through (CIELO_BOLETO_PROVIDER, ref §9). */
+export type CieloBoletoBank = 'Bradesco2' | 'BancoDoBrasil3' | 'Simulado';
+
+/** CIELO_BOLETO_* and the shared CIELO_ORDER_ID_PREFIX. */
+export interface CieloBoletoSettings {
+  bank: CieloBoletoBank;
+  orderIdPrefix: string;
+  assignor: string | null;
+  instructions: string | null;
+  demonstrative: string | null;
+  clearingDays: number;
+}
+
+/** A boleto as Cielo's answer and look-up give it (ref §9 "Answer"; the fields read here, leniently). */
+interface CieloBoletoPayment {
+  PaymentId?: string;
+  Type?: string;
+  Status?: number | string;
+  Amount?: number;
+  CapturedAmount?: number;
+  Url?: string;
+  BarCodeNumber?: string;
+  DigitableLine?: string;
+}
+
+interface CieloBoletoSale {
+  MerchantOrderId?: string;
+  Payment?: CieloBoletoPayment;
+}
+
+/**
+ * Each bank's limits (ref §9 "BoletoNumber", "Customer data"): the nosso número's digits, and for Banco do
+ * Brasil the payer's name and address in upper-case letters (with `-` and `'`), the street, number and
+ * complement within 60 characters together, the city within 18, the instructions within 50. Bradesco and
+ * the sandbox keep the schema's lengths.
+ */
+interface BankRules {
+  nossoNumeroDigits: number;
+  upperCaseOnly: boolean;
+  addressLineMax: number | null;
+  cityMax: number;
+  instructionsMax: number;
+}
+
+const BANK_RULES: Readonly<Record<CieloBoletoBank, BankRules>> = {
+  Bradesco2: { nossoNumeroDigits: 11, upperCaseOnly: false, addressLineMax: null, cityMax: 50, instructionsMax: 255 },
+  Simulado: { nossoNumeroDigits: 11, upperCaseOnly: false, addressLineMax: null, cityMax: 50, instructionsMax: 255 },
+  BancoDoBrasil3: { nossoNumeroDigits: 9, upperCaseOnly: true, addressLineMax: 60, cityMax: 18, instructionsMax: 50 },
+};
+
+/** The schema's lengths (cielo-ecommerce-3.0.schemas.json, Customer and Address). */
+const NAME_MAX = 255;
+const STREET_MAX = 255;
+const NUMBER_MAX = 15;
+const COMPLEMENT_MAX = 50;
+const DISTRICT_MAX = 50;
+const ASSIGNOR_MAX = 200;
+const DEMONSTRATIVE_MAX = 255;
+
+/**
+ * Registered boletos through Cielo's API E-commerce 3.0 (../shared/reference/cielo-ecommerce-3.0.md §9):
+ * `POST /1/sales/` with `Payment.Type` Boleto and `Provider` the bank contract (CIELO_BOLETO_PROVIDER), our
+ * reference as MerchantOrderId (CIELO_ORDER_ID_PREFIX and the sale's id), the sale's id as the nosso número
+ * (its last 9 digits for Banco do Brasil), the payer's name, CPF/CNPJ and address within the bank's limits,
+ * the due date. Cielo answers the typeable line (not for Banco do Brasil: it is read from the bar code),
+ * the bar code and the boleto's page; the boleto is open (`Status` 1).
+ *
+ * No idempotency (ref §5): a POST whose answer did not come is looked up by MerchantOrderId before the
+ * request is answered 503; a boleto found is the sale's. Payment is learned only from Cielo's look-up by
+ * PaymentId (findBoleto: `Status` 2), whether a notification named it or the poll of open boletos asked.
+ */
+export class CieloBoletoProvider implements BoletoProvider {
+  private readonly logger = new Logger(CieloBoletoProvider.name);
+  readonly takesTransfers = false;
+  readonly clearingDays: number;
+
+  constructor(
+    private readonly client: CieloClient,
+    private readonly settings: CieloBoletoSettings,
+  ) {
+    this.clearingDays = settings.clearingDays;
+  }
+
+  boletoProblem(request: BoletoRequest): BoletoFieldProblem | null {
+    const payer = request.payer;
+    if (!payer?.document) return { field: 'customer.document', message: `A boleto is registered to its payer's CPF or CNPJ: customer.document is required for BOLETO` };
+    if (!payer.address) {
+      return { field: 'customer.address', message: "A boleto is registered to its payer's address: give customer.address (street, streetNumber, zipCode, neighborhood, city, state) or a full shipping address" };
+    }
+    if (!this.text(payer.name, NAME_MAX)) return { field: 'customer.name', message: `customer.name has no letters the bank (${this.settings.bank}) can print` };
+    return null;
+  }
+
+  async createBoleto(request: BoletoRequest): Promise<Boleto> {
+    const problem = this.boletoProblem(request);
+    if (problem) throw new BoletoRefusedError(`${problem.field}: ${problem.message}`);
+    const payer = request.payer as NonNullable<BoletoRequest['payer']>;
+    const document = payer.document as NonNullable<typeof payer.document>;
+    const rules = BANK_RULES[this.settings.bank];
+    const orderId = cieloOrderId(this.settings.orderIdPrefix, String(request.reference));
+    const body = {
+      MerchantOrderId: orderId,
+      Customer: {
+        Name: this.text(payer.name, NAME_MAX),
+        Identity: document.number.replace(/\D/g, ''),
+        IdentityType: document.type === 'cnpj' ? 'CNPJ' : 'CPF',
+        Address: this.address(payer.address as PayerAddress),
+      },
+      Payment: {
+        Type: 'Boleto',
+        Provider: this.settings.bank,
+        Amount: request.amountCents,
+        BoletoNumber: String(request.reference).slice(-rules.nossoNumeroDigits),
+        ExpirationDate: request.dueDate,
+        ...(this.settings.assignor ? { Assignor: this.settings.assignor.slice(0, ASSIGNOR_MAX) } : {}),
+        ...(this.settings.instructions ? { Instructions: this.settings.instructions.slice(0, rules.instructionsMax) } : {}),
+        ...(this.settings.demonstrative ? { Demonstrative: this.settings.demonstrative.slice(0, DEMONSTRATIVE_MAX) } : {}),
+      },
+    };
+    let answer;
+    try {
+      answer = await this.client.send('POST', '/1/sales/', body);
+    } catch (error) {
+      return this.issuedAfterAll(request.reference, orderId, error as Error);
+    }
+    if (answer.status === 201 || answer.status === 200) return this.boletoOf((answer.body ?? {}) as CieloBoletoSale, request.reference);
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
+      const error = firstCieloError(answer.body);
+      const said = error ? `${String(error.Code ?? answer.status)} ${error.Message ?? ''}`.trim() : `HTTP ${answer.status}`;
+      throw new BoletoRefusedError(`Cielo refused to issue the boleto: ${said}`);
+    }
+    return this.issuedAfterAll(request.reference, orderId, new CieloUnavailableError(`Cielo answered ${answer.status} to the boleto of sale ${request.reference}`));
+  }
+
+  /**
+   * The boleto under its PaymentId (`GET /1/sales/{PaymentId}`, query host): OPEN (`Status` 1, or 12 while
+   * its bank has not answered), PAID (`Status` 2, with what Cielo reports paid: CapturedAmount when it
+   * gives one, else the amount), CANCELLED (voided, aborted, denied or not finished: 10, 11, 13, 3, 0). Null
+   * when Cielo shows none, or a payment that is not a boleto.
+   */
+  async findBoleto(externalId: string): Promise<IssuedBoleto | null> {
+    if (!isCieloPaymentId(externalId)) return null;
+    const found = await this.client.query(`/1/sales/${encodeURIComponent(externalId)}`);
+    if (found.status === 404 || !found.body) return null;
+    const sale = found.body as CieloBoletoSale;
+    const payment = sale.Payment ?? {};
+    if (payment.Type !== undefined && payment.Type !== 'Boleto') return null;
+    const reference = referenceOfCieloOrder(this.settings.orderIdPrefix, sale.MerchantOrderId);
+    const status = Number(payment.Status);
+    switch (status) {
+      case 1:
+      case 12:
+        return { reference, state: 'OPEN', paidCents: null };
+      case 2: {
+        const paid = typeof payment.CapturedAmount === 'number' ? payment.CapturedAmount : payment.Amount;
+        if (typeof paid !== 'number' || !Number.isSafeInteger(paid) || paid <= 0) throw new CieloUnavailableError(`Cielo reports boleto ${externalId} paid without an amount`);
+        return { reference, state: 'PAID', paidCents: cents(paid) };
+      }
+      case 0:
+      case 3:
+      case 10:
+      case 11:
+      case 13:
+        return { reference, state: 'CANCELLED', paidCents: null };
+      default:
+        throw new CieloUnavailableError(`Cielo reported boleto ${externalId} in Status ${String(payment.Status)}, which a boleto here cannot be in`);
+    }
+  }
+
+  /**
+   * A POST without an answer: the boleto Cielo may have issued anyway is looked for by MerchantOrderId
+   * (the query retries on its own). Found, it is the sale's; not found, the request fails unknown (503): a
+   * boleto registered after this look-up is nobody's, its line never shown, so never paid.
+   */
+  private async issuedAfterAll(reference: number, orderId: string, cause: Error): Promise<Boleto> {
+    const listed = await this.client.query(`/1/sales?merchantOrderId=${encodeURIComponent(orderId)}`).catch(() => null);
+    const body = (listed?.status === 200 ? listed.body : null) as { Payments?: Array<{ PaymentId?: string }>; Payment?: Array<{ PaymentId?: string }> } | null;
+    const ids = (body?.Payments ?? body?.Payment ?? []).map((one) => one.PaymentId).filter((id): id is string => typeof id === 'string');
+    for (const id of ids) {
+      const found = await this.client.query(`/1/sales/${encodeURIComponent(id)}`).catch(() => null);
+      const sale = found?.status === 200 ? (found.body as CieloBoletoSale | null) : null;
+      if (sale?.Payment?.Type === 'Boleto' && sale.MerchantOrderId === orderId) {
+        this.logger.warn({ provider: 'cielo', reference, paymentId: id }, 'A boleto whose answer was lost was found by its MerchantOrderId');
+        return this.boletoOf({ ...sale, Payment: { ...sale.Payment, PaymentId: sale.Payment.PaymentId ?? id } }, reference);
+      }
+    }
+    throw new CieloUnavailableError(`${cause.message}; no boleto shows under ${orderId}`);
+  }
+
+  /** The answer's line, bar code and page: the typeable line is Cielo's, or (Banco do Brasil gives none) read from the bar code. */
+  private boletoOf(sale: CieloBoletoSale, reference: number): Boleto {
+    const payment = sale.Payment ?? {};
+    const barcode = (payment.BarCodeNumber ?? '').replace(/\D/g, '');
+    const line = (payment.DigitableLine ?? '').replace(/\D/g, '');
+    const code = line.length === 47 ? line : barcode.length === 44 ? barcodeToLine(barcode) : null;
+    if (!payment.PaymentId || !code) throw new CieloUnavailableError(`Cielo's answer to the boleto of sale ${reference} has no PaymentId or no line to pay it by`);
+    return { code, externalId: payment.PaymentId, barcode: barcode.length === 44 ? barcode : null, url: payment.Url ?? null };
+  }
+
+  /** The payer's address within the bank's limits (Cielo's Address, ref §9): its line cut from the complement first. */
+  private address(address: PayerAddress): Record<string, string> {
+    const rules = BANK_RULES[this.settings.bank];
+    const number = this.text(address.streetNumber, NUMBER_MAX, true);
+    let street = this.text(address.street, STREET_MAX, true);
+    let complement = address.complement ? this.text(address.complement, COMPLEMENT_MAX, true) : '';
+    if (rules.addressLineMax !== null) {
+      const room = rules.addressLineMax - number.length;
+      street = street.slice(0, Math.max(1, room)).trim();
+      complement = complement.slice(0, Math.max(0, room - street.length)).trim();
+    }
+    return {
+      Street: street,
+      Number: number,
+      ...(complement ? { Complement: complement } : {}),
+      ZipCode: address.zipCode.replace(/\D/g, ''),
+      City: this.text(address.city, rules.cityMax, true),
+      State: address.state.toUpperCase(),
+      Country: 'BRA',
+      District: this.text(address.neighborhood, DISTRICT_MAX, true),
+    };
+  }
+
+  /** A text as the bank prints it: no accents; for Banco do Brasil upper-case letters, `-` and `'` (and digits in an address); within `max`. */
+  private text(value: string, max: number, address = false): string {
+    const plain = value.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
+    const kept = BANK_RULES[this.settings.bank].upperCaseOnly ? plain.toUpperCase().replace(address ? /[^A-Z0-9 '-]/g : /[^A-Z '-]/g, ' ') : plain.replace(/[\p{Cc}]/gu, ' ');
+    return kept.replace(/\s+/g, ' ').trim().slice(0, max).trim();
+  }
+}
