@@ -17,6 +17,8 @@ export interface CieloMpiSettings {
   environment: 'SDB' | 'PRD';
   ca: Buffer | null;
   timeoutMs: number;
+  /** Most connections open at once to the MPI (CIELO_MAX_SOCKETS, as for Cielo's API hosts). */
+  maxSockets: number;
 }
 
 /** An access token for the `BP.Mpi` script on the seller's checkout page. */
@@ -48,7 +50,7 @@ export class CieloMpiClient {
   private readonly agent: Agent;
 
   constructor(private readonly settings: CieloMpiSettings) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: 16, ...(settings.ca ? { ca: settings.ca } : {}) });
+    this.agent = new Agent({ keepAlive: true, maxSockets: settings.maxSockets, ...(settings.ca ? { ca: settings.ca } : {}) });
   }
 
   async token(): Promise<MpiAccessToken> {

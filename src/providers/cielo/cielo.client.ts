@@ -13,6 +13,8 @@ export interface CieloConnection {
   ca: Buffer | null;
   /** Longest wait for one answer. */
   timeoutMs: number;
+  /** Most connections open at once to each host; a call beyond it waits for a free one. */
+  maxSockets: number;
 }
 
 export interface CieloAnswer {
@@ -41,7 +43,7 @@ export class CieloClient {
   private readonly agent: Agent;
 
   constructor(private readonly connection: CieloConnection) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: 64, ...(connection.ca ? { ca: connection.ca } : {}) });
+    this.agent = new Agent({ keepAlive: true, maxSockets: connection.maxSockets, ...(connection.ca ? { ca: connection.ca } : {}) });
   }
 
   /** One call to the transactional host, one try. */
