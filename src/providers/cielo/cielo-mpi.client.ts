@@ -1,4 +1,5 @@
 import { Agent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { ProviderRefusedError } from '../provider-operation';
 
 /** The CIELO_3DS_* configuration: Cielo's 3-D Secure MPI (Braspag's host) and the merchant's data for its token. */
@@ -50,7 +51,8 @@ export class CieloMpiClient {
   private readonly agent: Agent;
 
   constructor(private readonly settings: CieloMpiSettings) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: settings.maxSockets, ...(settings.ca ? { ca: settings.ca } : {}) });
+    // One TLS context for every connection, as CieloClient's.
+    this.agent = new Agent({ keepAlive: true, maxSockets: settings.maxSockets, secureContext: createSecureContext(settings.ca ? { ca: settings.ca } : {}) });
   }
 
   async token(): Promise<MpiAccessToken> {
