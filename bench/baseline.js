@@ -44,7 +44,8 @@
  * The recovery jobs (card sales and payouts left between their commits) are periodic work, not per
  * request; the baseline leaves its rows in exactly the states they resolve.
  *
- * Env: PORT, DATABASE_URL, DB_POOL_SIZE (the service's default, 20), POSTBACK_ALLOW_PRIVATE_NETWORKS.
+ * Env: PORT, DATABASE_URL, DB_POOL_SIZE (the service's default, 20), POSTBACK_ALLOW_PRIVATE_NETWORKS; with
+ * CARD_PROVIDER=cielo the service's CIELO_* variables (CIELO_MAX_SOCKETS with the service's default, 512).
  */
 const http = require('node:http');
 const https = require('node:https');
@@ -733,7 +734,12 @@ async function createSale(request, body) {
 const CIELO = process.env.CARD_PROVIDER === 'cielo';
 const CIELO_BRANDS = { visa: 'Visa', mastercard: 'Master', 'american-express': 'Amex', elo: 'Elo', jcb: 'JCB', 'diners-club': 'Diners', discover: 'Discover', hipercard: 'Hipercard' };
 const cieloAgent = CIELO
-  ? new https.Agent({ keepAlive: true, maxSockets: 64, ...(process.env.CIELO_CA_FILE ? { ca: require('node:fs').readFileSync(process.env.CIELO_CA_FILE) } : {}) })
+  ? new https.Agent({
+    keepAlive: true,
+    maxSockets: Number(process.env.CIELO_MAX_SOCKETS || 512),
+    // One TLS context for every connection (as the service's client), not one built per new socket.
+    secureContext: require('node:tls').createSecureContext(process.env.CIELO_CA_FILE ? { ca: require('node:fs').readFileSync(process.env.CIELO_CA_FILE) } : {}),
+  })
   : null;
 
 /** Cielo's answer to the sale's one POST: APPROVED (Status 2), REFUSED (3) or FAILED, with its PaymentId; null when no answer came (the sale stays EM_PROCESSAMENTO). */

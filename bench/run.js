@@ -138,10 +138,11 @@ function cmdline(pid) {
 /**
  * CPU seconds of each part, per process between its first and last sample (processes that come or go
  * count for the part of the run they lived), and the server's peak RSS (all its processes), sampled
- * every 250 ms while `work` runs. PostgreSQL is its backends connected to the bench database (other
- * databases' sessions, such as other test runs on the machine, are left out).
+ * every `intervalMs` (250) while `work` runs. PostgreSQL is its backends connected to the bench database
+ * (other databases' sessions, such as other test runs on the machine, are left out). `parts`: more parts
+ * to count, each a name and the pid of its process tree (the Cielo simulator).
  */
-async function measure(serverPid, databaseName, loadPidRef, work) {
+async function measure(serverPid, databaseName, loadPidRef, work, { intervalMs = 250, parts = {} } = {}) {
   const seen = new Map(); // pid -> { part, first, last }
   const pgBackends = new Map(); // pid -> is a backend of the bench database
   let peakRss = 0;
@@ -158,6 +159,7 @@ async function measure(serverPid, databaseName, loadPidRef, work) {
     peakRss = Math.max(peakRss, rss);
     rssSamples.push([(Date.now() - started) / 1000, rss]);
     for (const p of server) note('server', p, first);
+    for (const [part, pid] of Object.entries(parts)) for (const p of tree(processes, pid)) note(part, p, first);
     for (const p of processes) {
       if (p.comm === 'postgres') {
         if (!pgBackends.has(p.pid)) pgBackends.set(p.pid, cmdline(p.pid).includes(databaseName));
@@ -169,12 +171,12 @@ async function measure(serverPid, databaseName, loadPidRef, work) {
   };
   const started = Date.now();
   sample(true);
-  const timer = setInterval(() => sample(false), 250);
+  const timer = setInterval(() => sample(false), intervalMs);
   const result = await work();
   clearInterval(timer);
   sample(false);
   const seconds = (Date.now() - started) / 1000;
-  const cores = { server: 0, postgres: 0, redis: 0, load: 0 };
+  const cores = { server: 0, postgres: 0, redis: 0, load: 0, ...Object.fromEntries(Object.keys(parts).map((part) => [part, 0])) };
   for (const entry of seen.values()) cores[entry.part] += (entry.last - entry.first) / TICKS_PER_SECOND / seconds;
   // RSS over the run: the median of its first and of its last fifth, to tell growth from a peak.
   const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
@@ -286,41 +288,73 @@ function summarize(side, scenarioName, measured) {
 
 // ---------- main ----------
 
-async function main() {
-  const started = new Date();
-  const baseUrl = new URL(env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/payment_gateway');
-  baseUrl.pathname = `/payment_gateway_bench_${Date.now()}_${process.pid}`;
-  const databaseUrl = baseUrl.toString();
-  const databaseName = baseUrl.pathname.slice(1);
-  const maintenanceUrl = new URL(databaseUrl);
+/**
+ * A bench-owned database on DATABASE_URL's server: its URL and name, `create` (created and migrated, as
+ * the service does at boot) and `drop`.
+ */
+function benchDatabase() {
+  const url = new URL(env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/payment_gateway');
+  url.pathname = `/payment_gateway_bench_${Date.now()}_${process.pid}`;
+  const maintenanceUrl = new URL(url);
   maintenanceUrl.pathname = '/postgres';
+  const name = url.pathname.slice(1);
+  return {
+    url: url.toString(),
+    name,
+    create: () => prepareDatabase(url.toString()),
+    drop: async () => {
+      const maintenance = new Client({ connectionString: maintenanceUrl.toString() });
+      await maintenance.connect();
+      await maintenance.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await maintenance.end();
+    },
+  };
+}
 
-  console.log(`bench: ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`bench: ${settings.connections} connections, ${settings.duration} s per run (+${settings.warmup} s warm-up), ${settings.rounds} round(s), ${settings.workers} service process(es), database ${databaseName}`);
-  await prepareDatabase(databaseUrl);
-
-  const serviceEnv = {
+/**
+ * The service's environment in a benchmark: the production build's (`NODE_ENV=production`, `LOG_LEVEL` at
+ * its default), the rate limit off, fresh secrets, on `databaseUrl`; `extra` on top.
+ */
+function serviceEnvironment(databaseUrl, port, extra = {}) {
+  const inherited = { ...env };
+  delete inherited.LOG_LEVEL; // the production default
+  return {
+    ...inherited,
     NODE_ENV: 'production',
-    PORT: String(SERVICE_PORT),
+    PORT: String(port),
     DATABASE_URL: databaseUrl,
     ADMIN_TOKEN,
     ENCRYPTION_KEY: require('node:crypto').randomBytes(32).toString('hex'),
     SESSION_SECRET: require('node:crypto').randomBytes(32).toString('hex'),
     RATE_LIMIT_RPS: '0',
-    BENCH_WORKERS: String(settings.workers),
+    ...extra,
   };
-  delete serviceEnv.LOG_LEVEL;
+}
+
+/** The service's production build (`entry`, dist/src/main.js by default) with `npm start`'s node flags; `stop()` ends it. */
+function startService(childEnv, { entry = path.join(root, 'dist', 'src', 'main.js'), nodeArgs = [] } = {}) {
+  const service = spawn(process.execPath, [...productionNodeFlags(), ...nodeArgs, entry], { cwd: root, env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  return Object.assign(service, wrap(service, 'service'));
+}
+
+async function main() {
+  const started = new Date();
+  const database = benchDatabase();
+  const databaseUrl = database.url;
+  const databaseName = database.name;
+
+  console.log(`bench: ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`bench: ${settings.connections} connections, ${settings.duration} s per run (+${settings.warmup} s warm-up), ${settings.rounds} round(s), ${settings.workers} service process(es), database ${databaseName}`);
+  await database.create();
+
   const profileArgs = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`, '-r', path.join(__dirname, 'exit-on-signal.js')] : [];
   const entry = settings.workers > 1 ? path.join(__dirname, 'cluster.js') : path.join(root, 'dist', 'src', 'main.js');
   // BENCH_CARD_PROVIDER=cielo: both sides' card sales go to the Cielo simulator (its own process, no faults).
   const cielo = settings.cardProvider === 'cielo' ? await startCieloSimulator() : null;
   const cieloEnv = cielo ? { ...cielo.env, CIELO_TIMEOUT_MS: '30000' } : {};
   if (cielo) console.log(`bench: card sales through Cielo's API E-commerce 3.0 at the simulator (${cieloEnv.CIELO_API_URL}), both sides`);
-  const childEnv = { ...serviceEnv, ...cieloEnv };
-  const inherited = { ...env };
-  delete inherited.LOG_LEVEL; // the production default
-  const service = spawn(process.execPath, [...productionNodeFlags(), ...profileArgs, entry], { cwd: root, env: { ...inherited, ...childEnv }, stdio: ['ignore', 'ignore', 'pipe'] });
-  Object.assign(service, wrap(service, 'service'));
+  const childEnv = serviceEnvironment(databaseUrl, SERVICE_PORT, { BENCH_WORKERS: String(settings.workers), ...cieloEnv });
+  const service = startService(childEnv, { entry, nodeArgs: profileArgs });
   const baseline = startProcess('baseline', [path.join(__dirname, 'baseline.js')], { PORT: String(BASELINE_PORT), DATABASE_URL: databaseUrl, ...cieloEnv });
   if (cielo) process.on('exit', () => cielo.child.kill('SIGKILL'));
   const results = [];
@@ -362,13 +396,10 @@ async function main() {
   } finally {
     await Promise.all([service.stop(), baseline.stop()]);
     // Both sides' postings, checked by the service's own ledger:verify before the database goes.
-    ledgerVerify = await verifyLedger({ ...inherited, ...childEnv }).catch((error) => ({ exitCode: null, output: error.message }));
+    ledgerVerify = await verifyLedger(childEnv).catch((error) => ({ exitCode: null, output: error.message }));
     // The simulator ends with the run, after ledger:verify (whose configuration names its CA file; SIGTERM removes it).
     if (cielo) cielo.child.kill('SIGTERM');
-    const maintenance = new Client({ connectionString: maintenanceUrl.toString() });
-    await maintenance.connect();
-    await maintenance.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
-    await maintenance.end();
+    await database.drop();
   }
 
   const bothSides = ['service', 'baseline'].every((side) => settings.sides.includes(side));
@@ -464,16 +495,16 @@ function verifyLedger(childEnv) {
   });
 }
 
-/** The two floor servers (bench/floor.js), started for the floor scenario only: its "service" and "baseline" sides. */
 /**
  * The Cielo simulator (test/e2e/setup/cielo/chaos-launcher.ts through ts-node, faults off) in a process of its
- * own: its CPU is neither side's; its JSON line gives the CIELO_* variables pointing a gateway at it.
+ * own: its CPU is neither side's; its JSON line gives the CIELO_* variables pointing a gateway at it, and its
+ * control URL (GET /state). `launcherEnv`: more CHAOS_CIELO_* settings (CHAOS_CIELO_LATENCY_MS).
  */
-async function startCieloSimulator() {
+async function startCieloSimulator(launcherEnv = {}) {
   const { randomUUID, randomBytes } = require('node:crypto');
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'test', 'e2e', 'setup', 'cielo', 'chaos-launcher.ts')], {
     cwd: root,
-    env: { ...env, CHAOS_CIELO_MERCHANT_ID: randomUUID(), CHAOS_CIELO_MERCHANT_KEY: randomBytes(20).toString('hex').toUpperCase(), CHAOS_CIELO_FAULTS: 'false' },
+    env: { ...env, CHAOS_CIELO_MERCHANT_ID: randomUUID(), CHAOS_CIELO_MERCHANT_KEY: randomBytes(20).toString('hex').toUpperCase(), CHAOS_CIELO_FAULTS: 'false', ...launcherEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const info = await new Promise((resolve, reject) => {
@@ -486,9 +517,10 @@ async function startCieloSimulator() {
     child.once('exit', (code) => reject(new Error(`the Cielo simulator exited ${code}`)));
   });
   child.stdout.resume();
-  return { child, env: info.env };
+  return { child, env: info.env, controlUrl: info.controlUrl };
 }
 
+/** The two floor servers (bench/floor.js), started for the floor scenario only: its "service" and "baseline" sides. */
 async function startFloor() {
   const nest = startProcess('floor (nest)', [path.join(__dirname, 'floor.js'), 'nest'], { PORT: String(FLOOR_NEST_PORT) });
   const bare = startProcess('floor (http)', [path.join(__dirname, 'floor.js'), 'http'], { PORT: String(FLOOR_HTTP_PORT) });
@@ -529,7 +561,12 @@ function wrap(child, label) {
   };
 }
 
-main().catch((error) => {
-  console.error(`bench failed: ${error.stack}`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(`bench failed: ${error.stack}`);
+    process.exit(1);
+  });
+}
+
+// For the other benchmarks (bench/acquirer-latency.js): the same database, service, seeding, simulator and checks.
+module.exports = { SCENARIOS, benchDatabase, serviceEnvironment, startService, startProcess, waitForHttp, seed, measure, startCieloSimulator, verifyLedger };

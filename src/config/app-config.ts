@@ -95,7 +95,7 @@ export class AppConfig {
     return { sendVersion: this.env.EFI_SEND_VERSION, sendIdPrefix: this.env.EFI_SEND_ID_PREFIX, sendsAtOnce: this.env.EFI_SENDS_AT_ONCE, resendAfterMs: this.env.EFI_RESEND_AFTER_SECONDS * 1000 };
   }
   /** Cielo's API E-commerce 3.0 (CARD_PROVIDER or BOLETO_PROVIDER=cielo; checked at boot then). */
-  get cielo(): { merchantId: string; merchantKey: string; apiUrl: string; queryUrl: string; caFile: string | null; orderIdPrefix: string; timeoutMs: number; notFoundAfterSeconds: number } {
+  get cielo(): { merchantId: string; merchantKey: string; apiUrl: string; queryUrl: string; caFile: string | null; orderIdPrefix: string; timeoutMs: number; maxSockets: number; notFoundAfterSeconds: number } {
     const env = this.env;
     return {
       merchantId: env.CIELO_MERCHANT_ID ?? '',
@@ -105,6 +105,7 @@ export class AppConfig {
       caFile: env.CIELO_CA_FILE ?? null,
       orderIdPrefix: env.CIELO_ORDER_ID_PREFIX,
       timeoutMs: env.CIELO_TIMEOUT_MS,
+      maxSockets: env.CIELO_MAX_SOCKETS,
       notFoundAfterSeconds: env.CIELO_NOT_FOUND_AFTER_SECONDS,
     };
   }

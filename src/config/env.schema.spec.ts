@@ -89,7 +89,7 @@ describe('Cielo configuration (issue 39)', () => {
 
   it('accepts a complete configuration (the CA bundle optional), and the sandbox needs none of it', () => {
     expect(reason(valid)).toBeNull();
-    expect(reason({ ...valid, CIELO_CA_FILE: ca, CIELO_TIMEOUT_MS: '5000', CIELO_NOT_FOUND_AFTER_SECONDS: '6' })).toBeNull();
+    expect(reason({ ...valid, CIELO_CA_FILE: ca, CIELO_TIMEOUT_MS: '5000', CIELO_NOT_FOUND_AFTER_SECONDS: '6', CIELO_MAX_SOCKETS: '1' })).toBeNull();
     expect(reason({ CARD_PROVIDER: 'sandbox' })).toBeNull();
     // PAYMENT_PROVIDER names the card rail when CARD_PROVIDER is unset.
     expect(reason({ PAYMENT_PROVIDER: 'cielo' })).toBe('Invalid configuration: CIELO_MERCHANT_ID is required when CARD_PROVIDER=cielo');
@@ -108,6 +108,8 @@ describe('Cielo configuration (issue 39)', () => {
     expect(reason({ ...valid, CIELO_ORDER_ID_PREFIX: 'GW-' })).toBe('Invalid configuration: CIELO_ORDER_ID_PREFIX must be 1 to 10 letters or digits, starting with a letter');
     expect(reason({ ...valid, CIELO_ORDER_ID_PREFIX: 'A'.repeat(11) })).toMatch(/^Invalid configuration: CIELO_ORDER_ID_PREFIX/);
     expect(reason({ ...valid, CIELO_TIMEOUT_MS: '500' })).toBe('Invalid configuration: CIELO_TIMEOUT_MS must be a whole number of milliseconds, 1000 to 120000');
+    expect(reason({ ...valid, CIELO_MAX_SOCKETS: '0' })).toBe('Invalid configuration: CIELO_MAX_SOCKETS must be a whole number of connections, 1 to 4096');
+    expect(reason({ ...valid, CIELO_MAX_SOCKETS: 'many' })).toBe('Invalid configuration: CIELO_MAX_SOCKETS must be a whole number of connections, 1 to 4096');
     expect(reason({ ...valid, CIELO_NOT_FOUND_AFTER_SECONDS: '0' })).toBe('Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be a whole number of seconds, 1 to 86400');
     expect(reason({ ...valid, CIELO_TIMEOUT_MS: '30000', CIELO_NOT_FOUND_AFTER_SECONDS: '30' })).toMatch(/^Invalid configuration: CIELO_NOT_FOUND_AFTER_SECONDS must be longer than CIELO_TIMEOUT_MS/);
   });

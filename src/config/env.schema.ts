@@ -301,6 +301,18 @@ export class EnvironmentVariables {
   CIELO_TIMEOUT_MS = 30_000;
 
   /**
+   * CARD_PROVIDER=cielo: most connections open at once to each of Cielo's hosts (the transactional, the
+   * query and the 3-D Secure MPI host, per process). A call beyond it waits in the process for a free
+   * connection: Cielo takes hundreds of milliseconds to answer a sale, so a cap below the sales in flight
+   * queues them (at 64, 500 sales at 800 ms each would wait up to 8 answers' time).
+   */
+  @Transform(toInteger)
+  @IsInt({ message: 'CIELO_MAX_SOCKETS must be a whole number of connections, 1 to 4096' })
+  @Min(1, { message: 'CIELO_MAX_SOCKETS must be a whole number of connections, 1 to 4096' })
+  @Max(4096, { message: 'CIELO_MAX_SOCKETS must be a whole number of connections, 1 to 4096' })
+  CIELO_MAX_SOCKETS = 512;
+
+  /**
    * CARD_PROVIDER=cielo: how long after a card sale was sent Cielo's look-up by MerchantOrderId finding no
    * payment means none will ever be made (the sale then fails, FALHA). Before it, "none found" is no answer
    * and the janitor asks again: POST /1/sales has no idempotency, so a sale is never sent twice, and a

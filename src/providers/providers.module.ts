@@ -47,6 +47,7 @@ function cieloClient(config: AppConfig): CieloClient {
     queryUrl: settings.queryUrl,
     ca: settings.caFile ? readFileSync(settings.caFile) : null,
     timeoutMs: settings.timeoutMs,
+    maxSockets: settings.maxSockets,
   });
 }
 
@@ -54,7 +55,7 @@ function cieloClient(config: AppConfig): CieloClient {
 function cieloMpiClient(config: AppConfig): CieloMpiClient | null {
   const mpi = config.cieloThreeDSecure;
   if (!mpi) return null;
-  return new CieloMpiClient({ ...mpi, ca: config.cielo.caFile ? readFileSync(config.cielo.caFile) : null, timeoutMs: config.cielo.timeoutMs });
+  return new CieloMpiClient({ ...mpi, ca: config.cielo.caFile ? readFileSync(config.cielo.caFile) : null, timeoutMs: config.cielo.timeoutMs, maxSockets: config.cielo.maxSockets });
 }
 
 /** Cielo's notification post, when CIELO_NOTIFICATION_URL is set. */

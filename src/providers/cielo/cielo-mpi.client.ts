@@ -1,4 +1,5 @@
 import { Agent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { ProviderRefusedError } from '../provider-operation';
 
 /** The CIELO_3DS_* configuration: Cielo's 3-D Secure MPI (Braspag's host) and the merchant's data for its token. */
@@ -17,6 +18,8 @@ export interface CieloMpiSettings {
   environment: 'SDB' | 'PRD';
   ca: Buffer | null;
   timeoutMs: number;
+  /** Most connections open at once to the MPI (CIELO_MAX_SOCKETS, as for Cielo's API hosts). */
+  maxSockets: number;
 }
 
 /** An access token for the `BP.Mpi` script on the seller's checkout page. */
@@ -48,7 +51,8 @@ export class CieloMpiClient {
   private readonly agent: Agent;
 
   constructor(private readonly settings: CieloMpiSettings) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: 16, ...(settings.ca ? { ca: settings.ca } : {}) });
+    // One TLS context for every connection, as CieloClient's.
+    this.agent = new Agent({ keepAlive: true, maxSockets: settings.maxSockets, secureContext: createSecureContext(settings.ca ? { ca: settings.ca } : {}) });
   }
 
   async token(): Promise<MpiAccessToken> {

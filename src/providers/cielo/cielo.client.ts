@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** What the client needs to reach Cielo's API E-commerce 3.0 (the CIELO_* configuration, the CA file read). */
@@ -13,6 +14,8 @@ export interface CieloConnection {
   ca: Buffer | null;
   /** Longest wait for one answer. */
   timeoutMs: number;
+  /** Most connections open at once to each host; a call beyond it waits for a free one. */
+  maxSockets: number;
 }
 
 export interface CieloAnswer {
@@ -41,7 +44,16 @@ export class CieloClient {
   private readonly agent: Agent;
 
   constructor(private readonly connection: CieloConnection) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: 64, ...(connection.ca ? { ca: connection.ca } : {}) });
+    // One TLS context for every connection: without it each new socket builds its own (the CA bundle parsed
+    // into a fresh certificate store, about 0.6 ms of CPU), which a burst of sales opening connections pays
+    // once per sale. The connections a burst opened stay open for the next one (up to the cap, until Cielo
+    // closes them), rather than all but 256 (Node's default) being closed and opened again.
+    this.agent = new Agent({
+      keepAlive: true,
+      maxSockets: connection.maxSockets,
+      maxFreeSockets: connection.maxSockets,
+      secureContext: createSecureContext(connection.ca ? { ca: connection.ca } : {}),
+    });
   }
 
   /** One call to the transactional host, one try. */

@@ -240,24 +240,8 @@ export class ItemDto {
   @ApiPropertyOptional({ example: 'sku-123', description: 'Your own item id' }) @IsOptional() @IsString() @MaxLength(100) id?: string;
 }
 
-export class ShippingDto {
-  @ApiPropertyOptional({ example: 'Avenida Paulista' }) @IsOptional() @IsString() @MaxLength(200) street?: string;
-  @ApiPropertyOptional({ example: '1000' }) @IsOptional() @IsString() @MaxLength(20) streetNumber?: string;
-  @ApiPropertyOptional({ example: 'Apto 12' }) @IsOptional() @IsString() @MaxLength(100) complement?: string;
-
-  @ApiPropertyOptional({ example: '01310100', description: '8 digits' })
-  @IsOptional()
-  @Matches(/^\d{8}$/, { message: 'zipCode must be 8 digits' })
-  zipCode?: string;
-
-  @ApiPropertyOptional({ example: 'Bela Vista' }) @IsOptional() @IsString() @MaxLength(100) neighborhood?: string;
-  @ApiPropertyOptional({ example: 'São Paulo' }) @IsOptional() @IsString() @MaxLength(100) city?: string;
-
-  @ApiPropertyOptional({ example: 'SP', description: '2 upper-case letters' })
-  @IsOptional()
-  @Matches(/^[A-Z]{2}$/, { message: 'state must be 2 upper-case letters' })
-  state?: string;
-
+/** Spec 2.1's shipping address: the payer's address fields (CustomerAddressDto) and a country. */
+export class ShippingDto extends CustomerAddressDto {
   @ApiPropertyOptional({ example: 'br', description: '2 letters' })
   @IsOptional()
   @Matches(/^[A-Za-z]{2}$/, { message: 'country must be 2 letters' })

@@ -22,6 +22,9 @@
  *   the janitor's look-up finds it.
  * Look-ups (GET on the query host) are never faulted here: the janitor's own retries are the e2e tests' part.
  *
+ * With CHAOS_CIELO_LATENCY_MS (0) every POST /1/sales waits that long before it is handled, faults or not: a
+ * real acquirer's answer time (`npm run bench:acquirer` runs it at 800 ms with faults off).
+ *
  * Its control endpoint (plain HTTP on loopback, controlUrl):
  *   GET /state   the payments (paymentId, merchantOrderId, type, amount, status, capturedAmount, voidedAmount,
  *                installments, brand, returnCode), the POST /1/sales per MerchantOrderId and those answered
@@ -29,7 +32,7 @@
  *
  * Environment: CHAOS_CIELO_MERCHANT_ID (a GUID), CHAOS_CIELO_MERCHANT_KEY (required); CHAOS_CIELO_FAULTS [true];
  * CHAOS_CIELO_FAULT_EVERY_SALES (mean) [8]; CHAOS_CIELO_HOLD_MS [4000]; CHAOS_CIELO_DELAY_MS [3000];
- * CHAOS_CIELO_PENDING_MS [4000].
+ * CHAOS_CIELO_PENDING_MS [4000]; CHAOS_CIELO_LATENCY_MS [0].
  * SIGTERM or SIGINT: closes the simulator, removes the certificates, exits 0.
  */
 import { randomBytes } from 'node:crypto';
@@ -56,6 +59,8 @@ async function main(): Promise<void> {
   const holdMs = Number(env.CHAOS_CIELO_HOLD_MS ?? 4000);
   const delayMs = Number(env.CHAOS_CIELO_DELAY_MS ?? 3000);
   const pendingMs = Number(env.CHAOS_CIELO_PENDING_MS ?? 4000);
+  const latencyMs = Number(env.CHAOS_CIELO_LATENCY_MS ?? 0);
+  if (!Number.isInteger(latencyMs) || latencyMs < 0) throw new Error('CHAOS_CIELO_LATENCY_MS must be a whole number of milliseconds, 0 or more');
 
   const certs = await makeCertificates();
   const cielo = await CieloSimulator.start({
@@ -63,6 +68,7 @@ async function main(): Promise<void> {
     merchantId: required('CHAOS_CIELO_MERCHANT_ID'),
     merchantKey: required('CHAOS_CIELO_MERCHANT_KEY'),
     mpi: { clientId: 'gateway-chaos-mpi', clientSecret: randomBytes(16).toString('hex') },
+    saleLatencyMs: latencyMs,
   });
 
   const faults = { answersLost: 0, timeouts: 0, late: 0, sales5xx: 0, pending: 0, pendingApproved: 0, pendingDenied: 0 };

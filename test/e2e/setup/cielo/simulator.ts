@@ -11,7 +11,9 @@
  * /1/sales/acquirerTid/{Tid}) and, with the `mpi` option, the 3-D Secure MPI (`mpiUrl`: POST /v2/auth/token
  * and /v3/auth/token, HTTP Basic client credentials, ref §8.2). Every API call carries `MerchantId` and
  * `MerchantKey` (ref §1.2); `RequestId`, optional, must be a GUID. There is **no idempotency** on POST
- * /1/sales (ref §5): two POSTs with one MerchantOrderId make two payments.
+ * /1/sales (ref §5): two POSTs with one MerchantOrderId make two payments. `saleLatencyMs` (0) makes every
+ * POST /1/sales wait that long before it is handled, as a real acquirer takes hundreds of milliseconds to
+ * answer (the latency benchmark, bench/acquirer-latency.js).
  *
  * Points the reference leaves **unconfirmed** are options (`CieloSimulatorOptions`), default first:
  *
@@ -138,6 +140,11 @@ export interface CieloSimulatorOptions {
   strictHosts?: boolean;
   /** The bank contracts the store is affiliated to for boletos (ref §9); another `Provider` is 129 Affiliation not found. */
   boletoBanks?: string[];
+  /**
+   * Milliseconds every POST /1/sales waits before it is handled (the issuer thinking): a real acquirer's
+   * answer time, on every sale, on top of any fault planned. 0 (the default): handled at once.
+   */
+  saleLatencyMs?: number;
 }
 
 export type CieloHost = 'transactional' | 'query' | 'mpi';
@@ -597,6 +604,8 @@ export class CieloSimulator {
     const url = new URL(request.url ?? '/', 'https://simulator');
     const call: Call = { host, method: request.method ?? 'GET', url, headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8') };
     const path = url.pathname;
+    const latency = this.options.saleLatencyMs ?? 0;
+    if (latency > 0 && host === 'transactional' && routeOf(call.method, path)?.operation === 'sale') await sleep(latency);
     const delay = this.faults.takeDelay(call.method, path);
     if (delay > 0) await sleep(delay);
     let answer: Answer;
