@@ -20,7 +20,10 @@ import { collectFieldErrors } from './common/pipes/validation.pipe';
 import { validateEnvironment } from './config/env.schema';
 import { prepareDatabase } from './database/prepare-database';
 import { DomainError } from './domain/domain-error';
+import { AppConfig } from './config/app-config';
+import { resealCardTokens } from './payments/stored-card-token';
 import { SellerService } from './seller/seller.service';
+import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
 
 const USAGE = 'usage: cli seller:create --name NAME --email EMAIL [--phone DIGITS] [--commercial-name NAME] ' +
   '[--document-type cpf|cnpj --document-number DIGITS] | seller:invite --seller-id ID | api-keys:create --seller-id ID | api-keys:revoke --public-key PK | secrets:reencrypt';
@@ -66,7 +69,11 @@ async function main(argv: string[]): Promise<unknown> {
       if (command === 'seller:invite') return { invitation: await app.get(SellerService).invite(sellerId) };
       return await app.get(SellerService).issueKeyPair(sellerId);
     }
-    if (command === 'secrets:reencrypt') return await app.get(SellerService).reencryptSecrets();
+    if (command === 'secrets:reencrypt') {
+      // Postback secrets, then the card tokens of subscriptions (Cielo's CardToken): everything sealed with ENCRYPTION_KEY.
+      const postbackSecrets = await app.get(SellerService).reencryptSecrets();
+      return { postbackSecrets, cardTokens: await resealCardTokens(app.get(SubscriptionsRepository), app.get(AppConfig)) };
+    }
     if (!values['public-key']) throw new Error('--public-key is required');
     const propagation = await app.get(ApiKeysService).revoke(values['public-key']);
     // Saved but not announced: the running instances may accept the pair until their cache expires.

@@ -101,6 +101,20 @@ export class SubscriptionsRepository {
     this.rows = new PlainRows(dataSource.getMetadata(SubscriptionEntity));
   }
 
+  /** Subscriptions' sealed card tokens after `afterId`, `limit` at a time in id order (for re-encryption after a key rotation). */
+  sealedCardTokens(afterId: number, limit: number): Promise<Array<{ id: number; sealed: string }>> {
+    return this.dataSource.query(
+      `SELECT id, card_token_sealed AS sealed FROM subscriptions WHERE card_token_sealed IS NOT NULL AND id > $1 ORDER BY id LIMIT $2`,
+      [afterId, limit],
+    );
+  }
+
+  /** A sealed card token replaced by the same token sealed again, unless it changed meanwhile (a renewal's NewCard): whether it was. */
+  async resealCardToken(id: number, was: string, sealed: string): Promise<boolean> {
+    const [, affected] = (await this.dataSource.query(`UPDATE subscriptions SET card_token_sealed = $3 WHERE id = $1 AND card_token_sealed = $2`, [id, was, sealed])) as [unknown, number];
+    return affected === 1;
+  }
+
   /**
    * The id of the product a new subscription is for (spec 2.6 `product.id`, never null): the seller's own
    * productId, recorded in its catalog; without one, the product the gateway keeps for the item's title,

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { decryptSecret, encryptSecret, keyId } from '../../src/common/crypto/secrets';
+import { DEVELOPMENT_ENCRYPTION_KEY } from '../../src/config/app-config';
 import { checkProviderBacking } from '../../src/ledger/provider-backing';
 import { CieloRecordedRequest, CieloSimulator, makeCertificates, sandboxCard } from './setup/cielo';
 import { PixCertificates } from './setup/api-pix';
@@ -205,6 +207,43 @@ describe('Subscriptions on stored cards through Cielo (issue 39)', () => {
     expect(await subscriptionRow(subscriptionId)).toMatchObject({ status: 'ACTIVE' });
     expect(await rowsHolding(retried.chargedWithToken as string)).toEqual([]);
     expect(await rowsHolding(newCard.CardNumber)).toEqual([]);
+  }, 90_000);
+
+  it('secrets:reencrypt reseals the stored card tokens with a new ENCRYPTION_KEY: once the old key is gone, the renewal is still charged by its token', async () => {
+    const seller = await createSeller(t);
+    const sale = (await t.http.post('/api/sales').set(seller.headers).send(subscriptionSale(cardNumber(1))).expect(201)).body.sale as Json;
+    const subscriptionId = sale.subscription.id as number;
+    const token = await expectCardSaved(sale.id as number, subscriptionId, 'Visa');
+    // The token as a key of its own sealed it (so that the command, which reseals every token its keyring
+    // opens, leaves the other tests' tokens, sealed with the development key, unreadable and untouched).
+    const oldKey = 'd'.repeat(64);
+    const newKey = 'c'.repeat(64);
+    const developmentSealed = (await subscriptionRow(subscriptionId)).card_token_sealed as string;
+    const before = encryptSecret(decryptSecret(developmentSealed, { current: Buffer.from(DEVELOPMENT_ENCRYPTION_KEY, 'hex'), previous: [] }), Buffer.from(oldKey, 'hex'));
+    await t.db.query(`UPDATE subscriptions SET card_token_sealed = $2 WHERE id = $1`, [subscriptionId, before]);
+
+    // The operator's command, with the new key and the old one kept to read what it sealed.
+    const reencrypted = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', 'secrets:reencrypt'], {
+      env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL, LOG_FILE: undefined, ENCRYPTION_KEY: newKey, ENCRYPTION_KEYS: oldKey },
+    });
+    const result = JSON.parse(reencrypted.stdout) as Json;
+    expect(result.cardTokens.reencrypted).toBe(1);
+    const after = (await subscriptionRow(subscriptionId)).card_token_sealed as string;
+    expect(after).not.toBe(before);
+    expect(after.startsWith(`v2.${keyId(Buffer.from(newKey, 'hex'))}.`)).toBe(true);
+    expect(await rowsHolding(token)).toEqual([]);
+
+    // A service with only the new key renews the subscription with the same token.
+    const rotated = await startApp({ ...cielo.gatewayEnv(), CIELO_ORDER_ID_PREFIX: ORDER_PREFIX, CIELO_TIMEOUT_MS: '3000', SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true', JANITOR_SECONDS: '3600', ENCRYPTION_KEY: newKey });
+    try {
+      const due = (await subscriptionRow(subscriptionId)).next_billing_date as Date;
+      await rotated.http.post('/api/sandbox/scheduler/run').set(seller.headers).send({ now: new Date(due.getTime() + 60_000).toISOString() }).expect(200);
+      const renewal = (await salesOf(subscriptionId)).at(-1) as Json;
+      expect(renewal).toMatchObject({ status: 'PAGO', billing_period: 1 });
+      expectChargedByToken(renewal.id as number, token, 'Visa');
+    } finally {
+      await rotated.close();
+    }
   }, 90_000);
 
   it('ledger:verify is clean: every paid Cielo sale of these subscriptions, first charges and renewals, backed by the payment Cielo captured', async () => {
