@@ -82,13 +82,17 @@
  *     after the payment was made, the answer held past the client's timeout, the request handled late (after the
  *     timeout, within CIELO_NOT_FOUND_AFTER_SECONDS), a 5xx before anything was made, a Pending answer (Status 12)
  *     settled a few seconds later, approved or denied, without a notification (the janitor finds it);
- *   - no card subscriptions, card refunds nor chargebacks: not through Cielo yet (card subscriptions are refused 422
- *     NOT_SUPPORTED, refunds end FAILED); they join the load when they are built;
+ *   - card subscriptions (the first charge saves the card; the scheduler's runs in the future renew them by token, without
+ *     CVV) and refunds (a void at Cielo: in full, a third, or a third then the rest, one waiting Cielo's 5 s pause as
+ *     PENDING and sent by the janitor, JANITOR_SECONDS=2); chargebacks stay the operator's (Cielo's chargeback API needs
+ *     its own onboarding);
  *   - the checks: ledger:verify exits 0 (it checks every PAGO Cielo sale against the amount Cielo reported captured); no
  *     card sale left EM_PROCESSAMENTO; at the simulator at most one POST /1/sales and one payment per MerchantOrderId
  *     (never a double charge), none without a Cielo sale, every PAGO Cielo sale with exactly one captured payment of
  *     its amount whose PaymentId is its externalTransactionId, no approved payment of a sale not PAGO (money taken,
- *     not credited), no request or answer off the schemas; the sandbox acquirer checks cover the sandbox's sales only.
+ *     not credited), what Cielo voided of each payment between the sale's COMPLETED refunds and those plus its PENDING
+ *     ones (never a void made twice, nor a refund booked that Cielo did not make), no refund of a Cielo sale left
+ *     PENDING after recovery, no request or answer off the schemas; the sandbox acquirer checks cover the sandbox's sales only.
  */
 const { spawn, spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -557,9 +561,18 @@ function cieloCredit(lastDigit) {
   return { ...body, card: card(cieloCard(lastDigit, pick(CIELO_BRANDS))), installments: { number: installments } };
 }
 
+/** A refund of a Cielo sale (a void at Cielo): counted by the status it was answered (PENDING while Cielo's pause between voids holds it). */
+async function cieloRefund(state, seller, saleId, amount) {
+  const result = await clientCall(state, 'Cielo refund', 'POST', `/api/sales/${saleId}/refunds`, amount === undefined ? {} : { amount }, { ...seller.keys, 'Idempotency-Key': crypto.randomUUID() });
+  if (result.status === 201) count(`Cielo refunds answered ${result.body.status}`);
+  else count(`Cielo refunds refused ${result.status}`);
+  return result.status === 201 ? result.body : null;
+}
+
 /**
- * No card subscriptions, refunds or chargebacks: not through Cielo yet (subscriptions are refused 422 NOT_SUPPORTED,
- * refunds end FAILED); the load covers what exists.
+ * Card subscriptions (the first charge saves the card; renewals, which the scheduler runs in the future, are charged
+ * by its token) and refunds (partial, full, or a partial then the rest) go through Cielo too; chargebacks stay the
+ * operator's (Cielo's chargeback API needs its own onboarding).
  */
 const CIELO_CARD_SCENARIOS = [
   [5, 'Cielo credit sale, approved card ending', (state, seller) => cieloSale(state, seller, cieloCredit(pick([0, 1, 4])), 'Cielo credit sale (approved ending)')],
@@ -568,6 +581,16 @@ const CIELO_CARD_SCENARIOS = [
   [2, 'Cielo debit sale', (state, seller) => {
     const number = cieloCard(pick([0, 1, 4]), pick(CIELO_BRANDS));
     return cieloSale(state, seller, saleBody('DEBIT_CARD', { card: { ...card(number), threeDSecure: threeDSecure(number) } }), 'Cielo debit sale (3-D Secure)');
+  }],
+  [2, 'Cielo card subscription', (state, seller) =>
+    cieloSale(state, seller, saleBody('CREDIT_CARD', { card: card(cieloCard(pick([0, 0, 1, 4, 2]), pick(CIELO_BRANDS))), subscription: { enabled: true, billingCycle: pick(['WEEKLY', 'MONTHLY']) } }), 'Cielo card subscription')],
+  [2, 'Cielo refund', async (state, seller) => {
+    const sale = await cieloSale(state, seller, cieloCredit(pick([0, 1, 4])), 'Cielo credit sale (to refund)');
+    if (!sale || sale.status !== 'PAGO') return;
+    const amount = Number(sale.amount);
+    const roll = Math.random();
+    if (roll < 0.4) await cieloRefund(state, seller, sale.id);
+    else if ((await cieloRefund(state, seller, sale.id, Math.max(1, Math.floor(amount / 3)))) && roll < 0.7) await cieloRefund(state, seller, sale.id);
   }],
 ];
 
@@ -762,8 +785,11 @@ async function efiChecks(q, launcher, fail, figures) {
 async function cieloChecks(q, launcher, fail, figures) {
   const state = await launcher.state();
   const sales = new Map(
-    (await q(`SELECT id, status, payment_method AS method, amount_cents::int AS amount, external_transaction_id AS "paymentId", installments, acquirer_return_code AS "returnCode"
-                FROM sales WHERE provider = 'cielo'`)).map((sale) => [sale.id, sale]),
+    (await q(`SELECT s.id, s.status, s.payment_method AS method, s.amount_cents::int AS amount, s.external_transaction_id AS "paymentId", s.installments,
+                     s.acquirer_return_code AS "returnCode",
+                     COALESCE((SELECT sum(r.amount_cents) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'COMPLETED'), 0)::int AS refunded,
+                     COALESCE((SELECT sum(r.amount_cents) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'PENDING'), 0)::int AS "refundPending"
+                FROM sales s WHERE s.provider = 'cielo'`)).map((sale) => [sale.id, sale]),
   );
   const paymentsOf = new Map();
   let withoutSale = 0;
@@ -779,6 +805,18 @@ async function cieloChecks(q, launcher, fail, figures) {
     paymentsOf.set(id, [...(paymentsOf.get(id) ?? []), payment]);
   }
   const approved = (payment) => payment.status === 1 || payment.status === 2;
+  // What Cielo voided of each payment against the refunds booked: never less than the COMPLETED ones (money booked
+  // as given back that Cielo kept), never more than those and the PENDING ones (a void made twice, or not booked).
+  let voidsOffRefunds = 0;
+  let refundsPending = 0;
+  for (const sale of sales.values()) {
+    refundsPending += sale.refundPending > 0 ? 1 : 0;
+    const voided = (paymentsOf.get(sale.id) ?? []).reduce((sum, payment) => sum + (payment.voidedAmount ?? 0), 0);
+    if (voided < sale.refunded || voided > sale.refunded + sale.refundPending) {
+      voidsOffRefunds += 1;
+      if (examples.length < 10) examples.push(`sale ${sale.id} ${sale.status}: refunds COMPLETED ${sale.refunded}, PENDING ${sale.refundPending} cents; voided at Cielo ${voided}`);
+    }
+  }
   let paidUnbacked = 0;
   let approvedNotPaid = 0;
   const failedWith = { noPayment: 0, payment: 0 };
@@ -822,6 +860,11 @@ async function cieloChecks(q, launcher, fail, figures) {
     `chaos: PAGO Cielo sales without exactly one captured payment of their amount under their PaymentId: ${paidUnbacked}; approved payments of a sale not PAGO: ${approvedNotPaid}; left Pending: ${stillPending}; ` +
       `faults played on POST /1/sales: ${JSON.stringify(state.faults)}; requests or answers off the schemas: ${state.violations}`,
   );
+  const refundsByStatus = Object.fromEntries((await q(`SELECT r.status, count(*)::int AS n FROM sale_refunds r JOIN sales s ON s.id = r.sale_id WHERE s.provider = 'cielo' GROUP BY r.status`)).map((row) => [row.status, row.n]));
+  console.log(
+    `chaos: Cielo refunds by status: ${JSON.stringify(refundsByStatus)}; sales whose voids at Cielo differ from their refunds: ${voidsOffRefunds}; sales with a refund still PENDING: ${refundsPending}; ` +
+      `Cielo subscriptions: ${(await q(`SELECT count(*)::int AS n FROM subscriptions WHERE provider = 'cielo'`))[0].n}, renewal sales ${(await q(`SELECT count(*)::int AS n FROM sales WHERE provider = 'cielo' AND billing_period > 0`))[0].n}`,
+  );
   for (const example of examples) console.log(`  ${example}`);
   for (const violation of state.firstViolations) console.log(`  violation: ${violation}`);
   Object.assign(figures, {
@@ -848,6 +891,8 @@ async function cieloChecks(q, launcher, fail, figures) {
   if (approvedNotPaid) fail(`${approvedNotPaid} approved payments at Cielo whose sale is not PAGO (money taken from the cardholder, not credited)`);
   if (stillPending) fail(`${stillPending} payments left Pending at the simulator`);
   if (state.violations) fail(`${state.violations} requests or answers off Cielo's schemas at the simulator`);
+  if (voidsOffRefunds) fail(`${voidsOffRefunds} Cielo sales whose voids at Cielo differ from their refunds (a void made twice, or a refund booked that Cielo did not make)`);
+  if (refundsPending) fail(`${refundsPending} Cielo sales with a refund still PENDING after recovery`);
 }
 
 async function checks(db, databaseUrl, receiver, launcher, cieloLauncher) {
@@ -1022,7 +1067,7 @@ async function main() {
   if (!['sandbox', 'efi'].includes(settings.payouts)) throw new Error(`CHAOS_PAYOUTS must be sandbox or efi, not ${settings.payouts}`);
   if (!['sandbox', 'cielo'].includes(settings.cards)) throw new Error(`CHAOS_CARDS must be sandbox or cielo, not ${settings.cards}`);
   if (efi) console.log('chaos: payouts through Efí (PAYOUT_PROVIDER=efi) and PIX through the API Pix (PIX_PROVIDER=api-pix), both at the simulator');
-  if (cielo) console.log('chaos: card sales through Cielo (CARD_PROVIDER=cielo) at the Cielo simulator; no card subscriptions, refunds nor chargebacks (not through Cielo yet)');
+  if (cielo) console.log('chaos: card sales, card subscriptions (renewed by token) and refunds (voids) through Cielo (CARD_PROVIDER=cielo) at the Cielo simulator; chargebacks stay the operator\'s');
   await prepareDatabase(databaseUrl);
 
   const receiver = await startReceiver();
@@ -1072,9 +1117,11 @@ async function main() {
       // Short, so that a sale whose POST never reached Cielo (a 5xx, a kill before it) is FALHA within the recovery.
       CIELO_TIMEOUT_MS: '2000',
       CIELO_NOT_FOUND_AFTER_SECONDS: '8',
+      // Refunds waiting for Cielo's pause between voids, or whose void got no answer, are sent again by the janitor.
+      JANITOR_SECONDS: '2',
       // The scheduler route's `now` ahead of the real clock is refused while a real provider holds records (422),
       // and SANDBOX_CLOCK_MOVES_REAL_RECORDS is refused with NODE_ENV=production: it moves only the sandbox's PIX
-      // subscriptions, expiry and reserve releases here (no Cielo subscription exists to bill early).
+      // subscriptions, expiry and reserve releases, and bills the Cielo subscriptions' renewals early (by token, at the simulator).
       NODE_ENV: 'test',
       SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
     };
@@ -1185,6 +1232,7 @@ async function main() {
     const recoveryStarted = Date.now();
     let pending = -1;
     let stuck = -1;
+    let cieloRefunds = 0;
     // efi mode: no withdrawal open, no send EM_PROCESSAMENTO at the PSP, every Pix it received known to the service.
     let efiOpen = { withdrawals: 0, sends: 0, pixUnrecorded: 0 };
     while (Date.now() - recoveryStarted < settings.recoveryTimeoutMs) {
@@ -1193,17 +1241,18 @@ async function main() {
         if (run.status !== 200) count('recovery scheduler runs failed');
         else count('recovery: charges recovered', run.body.recoveredCharges ?? 0);
       }
-      [{ pending, stuck }] = (
+      [{ pending, stuck, cieloRefunds }] = (
         await db.query(`SELECT (SELECT count(*) FROM outbox_events WHERE status = 'PENDING')::int AS pending,
-                               (SELECT count(*) FROM sales WHERE status = 'EM_PROCESSAMENTO')::int AS stuck`)
+                               (SELECT count(*) FROM sales WHERE status = 'EM_PROCESSAMENTO')::int AS stuck,
+                               (SELECT count(*) FROM sale_refunds r JOIN sales s ON s.id = r.sale_id WHERE r.status = 'PENDING' AND s.provider = 'cielo')::int AS "cieloRefunds"`)
       ).rows;
       if (efi) efiOpen = await efiOpenWork(db, launcher);
-      if (pending === 0 && stuck === 0 && efiOpen.withdrawals === 0 && efiOpen.sends === 0 && efiOpen.pixUnrecorded === 0) break;
+      if (pending === 0 && stuck === 0 && cieloRefunds === 0 && efiOpen.withdrawals === 0 && efiOpen.sends === 0 && efiOpen.pixUnrecorded === 0) break;
       await sleep(1000);
     }
     const recoverySeconds = (Date.now() - recoveryStarted) / 1000;
     const efiRecovery = efi ? `, withdrawals PENDING or PROCESSING ${efiOpen.withdrawals}, sends EM_PROCESSAMENTO at the PSP ${efiOpen.sends}, Pix received unknown to the service ${efiOpen.pixUnrecorded}` : '';
-    console.log(`chaos: recovery took ${recoverySeconds.toFixed(1)} s (outbox PENDING ${pending}, sales EM_PROCESSAMENTO ${stuck}${efiRecovery})`);
+    console.log(`chaos: recovery took ${recoverySeconds.toFixed(1)} s (outbox PENDING ${pending}, sales EM_PROCESSAMENTO ${stuck}${cielo ? `, Cielo refunds PENDING ${cieloRefunds}` : ''}${efiRecovery})`);
     await sleep(500); // the receiver's last answers
     await service.stop();
 
