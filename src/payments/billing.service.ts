@@ -516,29 +516,55 @@ function cardVoid(providers: ProviderRegistry): Pick<ProviderOperation<SaleEntit
   };
 }
 
-/** Renewal charges of stored cards at their one provider, in one call (a provider operation: src/providers/provider-operation.ts); its answers in order. */
+/**
+ * Renewal charges of stored cards at their one provider, in one call (a provider operation:
+ * src/providers/provider-operation.ts); its answers in order. A stored token no key of the keyring opens (its
+ * ENCRYPTION_KEY dropped before secrets:reencrypt resealed it) is not sent: that renewal alone is answered
+ * FAILED (retried by dunning), and the others of the batch go.
+ */
 function renewalCharges(providers: ProviderRegistry, config: AppConfig): Pick<ProviderOperation<Array<{ subscription: SubscriptionEntity; sale: SaleEntity }>, ChargeResult[]>, 'name' | 'provider' | 'reference' | 'call'> {
   return {
     name: 'batch of renewal charges',
     provider: ([first]) => first.sale.provider,
     reference: (charged) => charged.map(({ sale }) => chargeReference(sale.id)).join(','),
-    call: (charged) =>
-      providers
-        .card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`)
-        .chargeCards(
-          charged.map(({ subscription, sale }) => ({
-            reference: chargeReference(sale.id),
-            // The stored card: the acquirer's token opened from its seal for this call, or the sandbox's.
-            token: cardTokenOf(subscription, config) as string,
-            brand: subscription.cardBrand,
-            amountCents: sale.amountCents,
-            installments: 1,
-            kind: 'RENEWAL',
-            // When the sale was written: what the recovery job counts its "none found" wait from.
-            writtenAt: sale.updatedAt,
-            customerName: subscription.customerName,
-            customerDocument: subscription.customerDocument && subscription.customerDocumentType ? { type: subscription.customerDocumentType, number: subscription.customerDocument } : null,
-          })),
-        ),
+    call: async (charged) => {
+      // The stored card: the acquirer's token opened from its seal for this call, or the sandbox's.
+      const tokens = charged.map(({ subscription }) => openedCardToken(subscription, config));
+      const sendable = charged.filter((_, index) => tokens[index] !== undefined);
+      const answers = sendable.length
+        ? await providers.card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`).chargeCards(
+            sendable.map(({ subscription, sale }) => ({
+              reference: chargeReference(sale.id),
+              token: tokens[charged.findIndex((one) => one.sale.id === sale.id)] as string,
+              brand: subscription.cardBrand,
+              amountCents: sale.amountCents,
+              installments: 1,
+              kind: 'RENEWAL',
+              // When the sale was written: what the recovery job counts its "none found" wait from.
+              writtenAt: sale.updatedAt,
+              customerName: subscription.customerName,
+              customerDocument: subscription.customerDocument && subscription.customerDocumentType ? { type: subscription.customerDocumentType, number: subscription.customerDocument } : null,
+            })),
+          )
+        : [];
+      let next = 0;
+      return charged.map((_, index): ChargeResult =>
+        tokens[index] === undefined
+          ? { outcome: 'FAILED', externalId: '', reason: "Not sent: the stored card's token is sealed with a key this service no longer has (ENCRYPTION_KEYS; run secrets:reencrypt before dropping a key)" }
+          : answers[next++],
+      );
+    },
   };
+}
+
+const renewalLogger = new Logger('BillingService');
+
+/** A subscription's stored token opened (null: the sandbox's kind with none), or undefined when no key of the keyring opens its seal (logged, never the token). */
+function openedCardToken(subscription: SubscriptionEntity, config: AppConfig): string | null | undefined {
+  try {
+    return cardTokenOf(subscription, config);
+  } catch (error) {
+    renewalLogger.error({ subscriptionId: subscription.id, err: (error as Error).message }, "A subscription's stored card token cannot be opened with this service's keys: its renewal is not sent");
+    return undefined;
+  }
 }

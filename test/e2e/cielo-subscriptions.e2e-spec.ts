@@ -246,6 +246,27 @@ describe('Subscriptions on stored cards through Cielo (issue 39)', () => {
     }
   }, 90_000);
 
+  it('a stored token no key of the service opens fails its own renewal, unsent (FALHA, for dunning); the renewals billed with it are charged', async () => {
+    const seller = await createSeller(t);
+    const good = (await t.http.post('/api/sales').set(seller.headers).send(subscriptionSale(cardNumber(1))).expect(201)).body.sale as Json;
+    const lost = (await t.http.post('/api/sales').set(seller.headers).send(subscriptionSale(cardNumber(4))).expect(201)).body.sale as Json;
+    const goodToken = await expectCardSaved(good.id as number, good.subscription.id as number, 'Visa');
+    await expectCardSaved(lost.id as number, lost.subscription.id as number, 'Visa');
+    // Sealed with a key this service does not hold (dropped from ENCRYPTION_KEYS before secrets:reencrypt ran).
+    await t.db.query(`UPDATE subscriptions SET card_token_sealed = $2 WHERE id = $1`, [lost.subscription.id, encryptSecret('a-token-nobody-can-open', Buffer.from('e'.repeat(64), 'hex'))]);
+    const posts = cielo.requestsOf('sale').length;
+    const due = (await subscriptionRow(good.subscription.id as number)).next_billing_date as Date;
+    expect((await scheduler(seller, due.getTime() + 60_000)).subscriptions.renewals).toBe(2);
+    const renewed = (await salesOf(good.subscription.id as number)).at(-1) as Json;
+    expect(renewed).toMatchObject({ status: 'PAGO', billing_period: 1 });
+    expectChargedByToken(renewed.id as number, goodToken, 'Visa');
+    const unsent = (await salesOf(lost.subscription.id as number)).at(-1) as Json;
+    expect(unsent).toMatchObject({ status: 'FALHA', billing_period: 1 });
+    expect(cielo.postsFor(orderId(unsent.id as number))).toBe(0);
+    expect(cielo.requestsOf('sale').length).toBe(posts + 1);
+    expect((await subscriptionRow(lost.subscription.id as number)).status).toBe('PAST_DUE');
+  }, 90_000);
+
   it('ledger:verify is clean: every paid Cielo sale of these subscriptions, first charges and renewals, backed by the payment Cielo captured', async () => {
     const seller = await createSeller(t);
     const sale = (await t.http.post('/api/sales').set(seller.headers).send(subscriptionSale(cardNumber(0, 'Elo'))).expect(201)).body.sale as Json;
