@@ -10,6 +10,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { PAYOUTS_QUEUE } from '../cashout/cashout.service';
 import { NOTIFICATIONS_QUEUE } from '../notifications/notifications.relay';
+import { CardNotificationsService } from '../payments/card-notifications.service';
 import { NotificationsService } from '../notifications/notifications.service';
 import { pgPool } from '../database/plain-rows';
 
@@ -26,6 +27,8 @@ export class MetricsService {
   readonly registry = new Registry();
   private readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly pixDifferences: Counter<'kind'>;
+  /** Kept so that the counter lives as long as the registry; filled by its collect. */
+  private readonly unknownPayments: Counter<'provider'>;
   /** The PSP webhook's secret path segment, shown as `:secret` in a route label; null with the sandbox. */
   private readonly webhookSecret: string | null;
 
@@ -35,6 +38,7 @@ export class MetricsService {
     notifications: NotificationsService,
     @InjectQueue(NOTIFICATIONS_QUEUE) notificationsQueue: Queue,
     @InjectQueue(PAYOUTS_QUEUE) payoutsQueue: Queue,
+    cardNotifications: CardNotificationsService,
   ) {
     this.webhookSecret = config.apiPixWebhookSecret;
     const registers = [this.registry];
@@ -51,6 +55,20 @@ export class MetricsService {
       help: "Differences between the PSP's records and the gateway's found by this instance: Pix that belonged to no payable sale (UNMATCHED, LATE, AMOUNT_MISMATCH, DUPLICATE), notifications of Pix the PSP does not have (FORGED_NOTIFICATION), returns the PSP did not make (RETURN_NOT_MADE); of Pix sent: notifications of payouts the provider does not have (FORGED_PAYOUT_NOTIFICATION), sends the gateway did not make (SEND_UNKNOWN), withdrawals COMPLETED the PSP does not list (PAYOUT_NOT_AT_PSP), another amount (PAYOUT_AMOUNT_MISMATCH), a status that disagrees (PAYOUT_STATUS_MISMATCH)",
       labelNames: ['kind'],
       registers,
+    });
+    const counted = new Map<string, number>();
+    this.unknownPayments = new Counter({
+      name: 'acquirer_notifications_unknown_total',
+      help: "Notifications of an acquirer (Cielo's post) naming a payment that is no card or boleto sale of ours at that acquirer (forged, another store's, or unknown to it): nothing was done",
+      labelNames: ['provider'],
+      registers,
+      // Counted where the notification is handled (CardNotificationsService), brought here at each scrape.
+      collect(this: Counter<'provider'>) {
+        for (const [provider, total] of cardNotifications.unknownPayments) {
+          this.inc({ provider }, total - (counted.get(provider) ?? 0));
+          counted.set(provider, total);
+        }
+      },
     });
     // Undefined until the data source has connected.
     const pool = (): Pool | undefined => pgPool(dataSource);
@@ -132,4 +150,5 @@ export class MetricsService {
   countPixDifference(kind: string): void {
     this.pixDifferences.inc({ kind });
   }
+
 }

@@ -22,8 +22,8 @@ import { RefundsService } from './refunds.service';
 @Injectable()
 export class CardNotificationsService implements OnModuleInit {
   private readonly logger = new Logger(CardNotificationsService.name);
-  /** Notified payments that are no sale of this gateway's (forged, another store's, or unknown to the acquirer). */
-  private unknown = 0;
+  /** Notified payments that are no sale of this gateway's (forged, another store's, or unknown to the acquirer), by provider: acquirer_notifications_unknown_total. */
+  private readonly unknown = new Map<string, number>();
 
   constructor(
     private readonly intake: ProviderIntake,
@@ -38,8 +38,8 @@ export class CardNotificationsService implements OnModuleInit {
     this.intake.handle(CARD_PAYMENT, (provider, paymentId) => this.settle(provider, paymentId));
   }
 
-  /** How many notified payments named no sale of ours since the start. */
-  get unknownPayments(): number {
+  /** How many notified payments named no sale of ours since the start, by provider (read by the operator's metrics). */
+  get unknownPayments(): ReadonlyMap<string, number> {
     return this.unknown;
   }
 
@@ -51,8 +51,8 @@ export class CardNotificationsService implements OnModuleInit {
     if (payment && sale?.paymentMethod === 'BOLETO' && sale.provider === provider && (await this.boletos.settleNotified(sale, paymentId, now))) return;
     const sameCharge = !sale?.externalTransactionId || sale.externalTransactionId.toLowerCase() === paymentId.toLowerCase();
     if (!payment || !sale || sale.provider !== provider || chargeReference(sale.id) !== payment.reference || !sameCharge || (sale.paymentMethod !== 'CREDIT_CARD' && sale.paymentMethod !== 'DEBIT_CARD')) {
-      this.unknown += 1;
-      this.logger.warn({ provider, paymentId, found: payment !== null, unknownPayments: this.unknown }, 'A notification named a payment that is no card or boleto sale of ours; nothing was done');
+      this.unknown.set(provider, (this.unknown.get(provider) ?? 0) + 1);
+      this.logger.warn({ provider, paymentId, found: payment !== null }, 'A notification named a payment that is no card or boleto sale of ours; nothing was done (counted in acquirer_notifications_unknown_total)');
       return;
     }
     if (sale.status === 'EM_PROCESSAMENTO' || sale.status === 'FALHA') {

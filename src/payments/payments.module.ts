@@ -36,6 +36,6 @@ import { SubscriptionActionsService } from './subscription-actions.service';
   imports: [SalesModule, SubscriptionsModule, SellerModule, LedgerModule, IdempotencyModule, ProvidersModule, NotificationsModule, IntakeModule],
   controllers: [SalesController, RefundsController, SubscriptionActionsController, CardAuthenticationController, BoletoReturnsController],
   providers: [MoneyPipeline, PixChargesService, AutomaticPixRepository, AutomaticPixService, RefundsRepository, RefundsService, CheckoutService, ChargesService, BillingService, SubscriptionActionsService, PaymentsScheduler, CardNotificationsService, BoletoPaymentsRepository, BoletoPaymentsService],
-  exports: [MoneyPipeline, BoletoPaymentsService, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
+  exports: [MoneyPipeline, BoletoPaymentsService, CardNotificationsService, ChargesService, BillingService, SubscriptionActionsService, RefundsService, AutomaticPixService, AutomaticPixRepository],
 })
 export class PaymentsModule {}

@@ -6,7 +6,7 @@ import { checkProviderBacking } from '../../src/ledger/provider-backing';
 import { RefundsService } from '../../src/payments/refunds.service';
 import { CieloSimulator, makeCertificates, sandboxCard } from './setup/cielo';
 import { PixCertificates } from './setup/api-pix';
-import { createSeller as newSeller, TestSeller } from './setup/factories';
+import { adminHeaders, createSeller as newSeller, TestSeller } from './setup/factories';
 import { eventually, freePort } from './setup/processes';
 import { balanceOf, saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
@@ -257,6 +257,8 @@ describe('Refunds and notifications through Cielo (issue 39)', () => {
     const [{ count: inboxAfter }] = await t.db.query(`SELECT count(*)::int AS count FROM provider_inbox WHERE provider = 'cielo'`);
     expect(inboxAfter).toBe(inboxBefore);
 
+    const unknownCounted = async () => Number(/^acquirer_notifications_unknown_total\{provider="cielo"\} (\d+)$/m.exec((await t.http.get('/metrics').set(adminHeaders).expect(200)).text)?.[1] ?? 0);
+    const countedBefore = await unknownCounted();
     const unknown = randomUUID();
     expect((await cielo.forgeNotification({ paymentId: unknown, headers: { [HEADER_NAME]: HEADER_VALUE } })).status).toBe(200);
     expect((await cielo.forgeNotification({ paymentId, changeType: '1', headers: { [HEADER_NAME]: HEADER_VALUE } })).status).toBe(200);
@@ -276,6 +278,8 @@ describe('Refunds and notifications through Cielo (issue 39)', () => {
     expect(await refundsOf(seller, sale.id)).toMatchObject({ refunds: [], refundedAmount: 0 });
     expect(await balanceOf(t, seller)).toEqual(before);
     expect(voidsOf(paymentId)).toHaveLength(0);
+    // The unknown PaymentId is counted for the operator's alerts; the paid sale's own is not.
+    expect(await unknownCounted()).toBe(countedBefore + 1);
   });
 
   it('a refund made in Cielo’s back office, seen by its notification: the part booked as a refund (seller debited as a refund debits it), then the rest: ESTORNADO; a repeated notification books nothing twice', async () => {
