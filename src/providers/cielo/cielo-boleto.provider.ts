@@ -140,10 +140,11 @@ export class CieloBoletoProvider implements BoletoProvider {
   }
 
   /**
-   * The boleto under its PaymentId (`GET /1/sales/{PaymentId}`, query host): OPEN (`Status` 1, or 12 while
-   * its bank has not answered), PAID (`Status` 2, with what Cielo reports paid: CapturedAmount when it
-   * gives one, else the amount), CANCELLED (voided, aborted, denied or not finished: 10, 11, 13, 3, 0). Null
-   * when Cielo shows none, or a payment that is not a boleto.
+   * The boleto under its PaymentId (`GET /1/sales/{PaymentId}`, query host): OPEN (`Status` 1, 12 while
+   * its bank has not answered, or 0 NotFinished: no final answer yet, in doubt and asked again (ref §12.4),
+   * never taken for a cancellation), PAID (`Status` 2, with what Cielo reports paid: CapturedAmount when it
+   * gives one, else the amount), CANCELLED (voided, aborted or denied: 10, 11, 13, 3). Null when Cielo shows
+   * none, or a payment that is not a boleto.
    */
   async findBoleto(externalId: string): Promise<IssuedBoleto | null> {
     if (!isCieloPaymentId(externalId)) return null;
@@ -155,6 +156,7 @@ export class CieloBoletoProvider implements BoletoProvider {
     const reference = referenceOfCieloOrder(this.settings.orderIdPrefix, sale.MerchantOrderId);
     const status = Number(payment.Status);
     switch (status) {
+      case 0:
       case 1:
       case 12:
         return { reference, state: 'OPEN', paidCents: null };
@@ -163,7 +165,6 @@ export class CieloBoletoProvider implements BoletoProvider {
         if (typeof paid !== 'number' || !Number.isSafeInteger(paid) || paid <= 0) throw new CieloUnavailableError(`Cielo reports boleto ${externalId} paid without an amount`);
         return { reference, state: 'PAID', paidCents: cents(paid) };
       }
-      case 0:
       case 3:
       case 10:
       case 11:

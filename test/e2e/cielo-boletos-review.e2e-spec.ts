@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { CieloSimulator, makeCertificates } from './setup/cielo';
+import { PixCertificates } from './setup/api-pix';
+import { createSeller as newSeller, TestSeller } from './setup/factories';
+import { eventually, freePort } from './setup/processes';
+import { customer, saleBody } from './setup/sales';
+import { startApp, TestApp } from './setup/test-app';
+
+const MERCHANT_ID = '3c9d1e2f-4a5b-4c6d-8e7f-0a1b2c3d4e5f';
+const MERCHANT_KEY = 'CIELOBOLETOSREVIEWKEY0123456789ABCDEFGHI';
+const ORDER_PREFIX = 'GWBR';
+const HEADER_NAME = 'X-Cielo-Secret';
+const HEADER_VALUE = randomBytes(18).toString('base64url');
+const CLEARING_DAYS = 2;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+const address = { street: 'Avenida Paulista', streetNumber: '1000', complement: 'Apto 12', zipCode: '01310100', neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP' };
+
+/**
+ * Review of issue 40 (registered boletos through Cielo): cases the first suite left out, against the same
+ * simulator. Each names what went wrong before its fix.
+ */
+describe('Boletos through Cielo: review (issue 40)', () => {
+  let certs: PixCertificates;
+  let cielo: CieloSimulator;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    certs = await makeCertificates();
+    cielo = await CieloSimulator.start({ certs, merchantId: MERCHANT_ID, merchantKey: MERCHANT_KEY, notificationHeaders: { [HEADER_NAME]: HEADER_VALUE }, boletoBanks: ['Simulado', 'BancoDoBrasil3'] });
+    const port = await freePort();
+    const notificationUrl = `http://127.0.0.1:${port}/cielo/notifications/${randomBytes(16).toString('hex')}`;
+    t = await startApp({
+      ...cielo.gatewayEnv(notificationUrl),
+      CARD_PROVIDER: 'sandbox',
+      BOLETO_PROVIDER: 'cielo',
+      CIELO_BOLETO_PROVIDER: 'Simulado',
+      CIELO_BOLETO_CLEARING_DAYS: String(CLEARING_DAYS),
+      CIELO_BOLETO_POLL_SECONDS: '1',
+      CIELO_NOTIFICATION_HEADER: `${HEADER_NAME}: ${HEADER_VALUE}`,
+      CIELO_ORDER_ID_PREFIX: ORDER_PREFIX,
+      CIELO_TIMEOUT_MS: '1500',
+      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
+      JANITOR_SECONDS: '3600',
+    });
+    await t.app.listen(port, '127.0.0.1');
+    cielo.setNotificationUrl(notificationUrl);
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await cielo.close();
+    await rm(certs.dir, { recursive: true, force: true });
+  });
+
+  afterEach(() => {
+    expect(cielo.violations).toEqual([]);
+  });
+
+  const orderId = (saleId: number) => `${ORDER_PREFIX}${saleId}`;
+  const boletoSale = (overrides: Json = {}) => saleBody('BOLETO', { amount: 15_700, boleto: { expiresInDays: 5 }, customer: { ...customer, address }, ...overrides });
+  const issue = async (seller: TestSeller, overrides: Json = {}) => {
+    const sale = (await t.http.post('/api/sales').set(seller.headers).send(boletoSale(overrides)).expect(201)).body.sale as Json;
+    const [payment] = cielo.payments(orderId(sale.id));
+    return { sale, paymentId: payment.paymentId as string };
+  };
+  const statusOf = async (seller: TestSeller, id: number) => ((await t.http.get(`/api/transactions/${id}`).set(seller.headers).expect(200)).body as Json).status as string;
+  const scheduler = async (seller: TestSeller, now?: Date) =>
+    (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send(now ? { now: now.toISOString() } : {}).expect(200)).body as Json;
+  const lapsePoll = (saleId: number) => t.db.query(`UPDATE sales SET provider_checked_at = NULL WHERE id = $1`, [saleId]);
+  const postingsOf = async (saleId: number) =>
+    (await t.db.query(`SELECT kind FROM ledger_postings WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [saleId])).map((row: Json) => row.kind);
+
+  it('a boleto Cielo still shows NotFinished (Status 0, in doubt) is not cancelled before its time: it stays PENDENTE and its payment is applied', async () => {
+    const seller = await createSeller();
+    const { sale, paymentId } = await issue(seller);
+    const record = cielo.payment(paymentId) as NonNullable<ReturnType<CieloSimulator['payment']>>;
+    record.status = 0;
+    await lapsePoll(sale.id);
+    await scheduler(seller);
+    // Before the fix: Status 0 was read as cancelled, and the sale CANCELADO days before its due date.
+    expect(await statusOf(seller, sale.id)).toBe('PENDENTE');
+
+    record.status = 1;
+    await cielo.payBoleto(paymentId);
+    await eventually(() => statusOf(seller, sale.id), (status) => status === 'PAGO', 'the boleto sale paid');
+    expect(await postingsOf(sale.id)).toEqual(['SALE_PAID']);
+  });
+
+  async function createSeller(): Promise<TestSeller> {
+    return newSeller(t);
+  }
+});
