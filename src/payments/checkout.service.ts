@@ -174,8 +174,12 @@ export class CheckoutService {
     }
     const problem = issuer.boletoProblem?.({ amountCents: cents(request.amount), dueDate: '', reference: 0, payer: payerOf(request) });
     if (!problem) return;
-    const field = problem.field === 'customer.address' ? (payerAddressOf(request).missing ?? problem.field) : problem.field;
-    throw new RequestValidationError([], [{ field, message: problem.message }]);
+    const payer = payerAddressOf(request);
+    if (problem.field === 'customer.address') throw new RequestValidationError([], [{ field: payer.missing ?? problem.field, message: problem.message }]);
+    // A field of the address the payer's was taken from (customer.address, or else shipping) is named there.
+    const shipped = payer.from === 'shipping' && problem.field.startsWith('customer.address.');
+    const field = shipped ? `shipping.${problem.field.slice('customer.address.'.length)}` : problem.field;
+    throw new RequestValidationError([], [{ field, message: shipped ? problem.message.replaceAll('customer.address.', 'shipping.') : problem.message }]);
   }
 
   private async paymentDocument(saleId: number, provider: string, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {

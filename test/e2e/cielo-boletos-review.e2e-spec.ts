@@ -73,6 +73,11 @@ describe('Boletos through Cielo: review (issue 40)', () => {
   const lapsePoll = (saleId: number) => t.db.query(`UPDATE sales SET provider_checked_at = NULL WHERE id = $1`, [saleId]);
   const postingsOf = async (saleId: number) =>
     (await t.db.query(`SELECT kind FROM ledger_postings WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [saleId])).map((row: Json) => row.kind);
+  /** The fields a 400 of sale creation names (spec 7.1: `details` is one field and its message, or `errors`). */
+  const fieldsOf = (body: Json): string[] => {
+    const details = (body.details ?? {}) as Json;
+    return details.errors ? (details.errors as Json[]).map((one) => one.field as string) : [details.field as string];
+  };
 
   it('a boleto Cielo still shows NotFinished (Status 0, in doubt) is not cancelled before its time: it stays PENDENTE and its payment is applied', async () => {
     const seller = await createSeller();
@@ -88,6 +93,28 @@ describe('Boletos through Cielo: review (issue 40)', () => {
     await cielo.payBoleto(paymentId);
     await eventually(() => statusOf(seller, sale.id), (status) => status === 'PAGO', 'the boleto sale paid');
     expect(await postingsOf(sale.id)).toEqual(['SALE_PAID']);
+  });
+
+  it('Banco do Brasil: a payer address field with nothing the bank can print is a 400 naming it (customer.address.* or shipping.*), nothing sent', async () => {
+    const bb = await startApp({ ...cielo.gatewayEnv(), CARD_PROVIDER: 'sandbox', BOLETO_PROVIDER: 'cielo', CIELO_BOLETO_PROVIDER: 'BancoDoBrasil3', CIELO_ORDER_ID_PREFIX: ORDER_PREFIX, JANITOR_SECONDS: '3600' });
+    try {
+      const seller = await newSeller(bb);
+      const posts = cielo.requestsOf('sale').length;
+      const refused = async (body: Json) => (await bb.http.post('/api/sales').set(seller.headers).send(body).expect(400)).body as Json;
+      // Before the fix: issued (201) with City '' (every letter outside A-Z dropped), a field the bank requires.
+      const city = await refused(boletoSale({ customer: { ...customer, address: { ...address, city: '東京' } } }));
+      expect(city).toMatchObject({ error: 'VALIDATION_ERROR' });
+      expect(fieldsOf(city)).toEqual(['customer.address.city']);
+      const street = await refused(boletoSale({ customer: { ...customer, address: { ...address, street: '№ ☆' } } }));
+      expect(fieldsOf(street)).toEqual(['customer.address.street']);
+      const shipped = await refused(
+        saleBody('BOLETO', { customer, items: [{ title: 'Livro', unitPrice: 10_000, quantity: 1, tangible: true }], shipping: { ...address, neighborhood: '«»', country: 'br' } }),
+      );
+      expect(fieldsOf(shipped)).toEqual(['shipping.neighborhood']);
+      expect(cielo.requestsOf('sale').length).toBe(posts);
+    } finally {
+      await bb.close();
+    }
   });
 
   async function createSeller(): Promise<TestSeller> {

@@ -95,6 +95,21 @@ export class CieloBoletoProvider implements BoletoProvider {
       return { field: 'customer.address', message: "A boleto is registered to its payer's address: give customer.address (street, streetNumber, zipCode, neighborhood, city, state) or a full shipping address" };
     }
     if (!this.text(payer.name, NAME_MAX)) return { field: 'customer.name', message: `customer.name has no letters the bank (${this.settings.bank}) can print` };
+    // Every field the bank requires (ref §9: Street, Number, ZipCode, City, State, District) must keep something
+    // once reduced to what the bank prints (Banco do Brasil: A-Z, digits, - and '), or the boleto would be
+    // registered to an empty field: named here (customer.address.<field>; the caller names shipping.<field>
+    // when the address came from there).
+    const sent = this.address(payer.address);
+    const required: Array<[keyof PayerAddress, string]> = [
+      ['street', sent.Street],
+      ['streetNumber', sent.Number],
+      ['zipCode', sent.ZipCode],
+      ['neighborhood', sent.District],
+      ['city', sent.City],
+      ['state', sent.State],
+    ];
+    const empty = required.find(([, value]) => !value);
+    if (empty) return { field: `customer.address.${empty[0]}`, message: `customer.address.${empty[0]} has nothing the bank (${this.settings.bank}) can print` };
     return null;
   }
 
