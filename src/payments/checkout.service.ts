@@ -172,6 +172,18 @@ export class CheckoutService {
       if (issuer.takesTransfers === false) throw new DomainError('NOT_SUPPORTED', `Transfers are not taken on this gateway: its bank documents are issued by ${provider}, which takes none`);
       return;
     }
+    const days = request.boleto?.expiresInDays ?? DEFAULT_BOLETO_DAYS;
+    if (issuer.maxDueDays !== undefined && days > issuer.maxDueDays) {
+      throw new RequestValidationError(
+        [],
+        [
+          {
+            field: 'boleto.expiresInDays',
+            message: `expiresInDays must be at most ${issuer.maxDueDays} when boletos are issued through ${provider}: the boleto is followed at its issuer until its due date plus the clearing days, and the issuer answers about its last three months only`,
+          },
+        ],
+      );
+    }
     const problem = issuer.boletoProblem?.({ amountCents: cents(request.amount), dueDate: '', reference: 0, payer: payerOf(request) });
     if (!problem) return;
     const payer = payerAddressOf(request);

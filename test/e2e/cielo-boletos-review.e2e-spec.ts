@@ -117,6 +117,33 @@ describe('Boletos through Cielo: review (issue 40)', () => {
     }
   });
 
+  it('a boleto is due within what Cielo can still be asked about (its sales of the last three months): a later due date is a 400 naming boleto.expiresInDays', async () => {
+    const seller = await createSeller();
+    const posts = cielo.requestsOf('sale').length;
+    // Before the fix: issued (201) due in 120 days; Cielo's look-up answers 404 after three months, so a
+    // payment in its last weeks was never learned and the sale stayed PENDENTE for ever (never cancelled either).
+    const far = (await t.http.post('/api/sales').set(seller.headers).send(boletoSale({ boleto: { expiresInDays: 120 } })).expect(400)).body as Json;
+    expect(far).toMatchObject({ error: 'VALIDATION_ERROR' });
+    expect(fieldsOf(far)).toEqual(['boleto.expiresInDays']);
+    expect(cielo.requestsOf('sale').length).toBe(posts);
+  });
+
+  it('the longest due date taken is followed to its end: paid on the last day Cielo counts, it is found and applied', async () => {
+    const seller = await createSeller();
+    const days = 87 - CLEARING_DAYS;
+    const { sale, paymentId } = await issue(seller, { boleto: { expiresInDays: days } });
+    const expiresAt = Date.parse(sale.payment.boleto.expiresAt as string);
+    await t.http.post('/api/sales').set(seller.headers).send(boletoSale({ boleto: { expiresInDays: days + 1 } })).expect(400);
+
+    // Cielo learns of the payment on the last day of the clearing; the poll asks after the expiry.
+    cielo.advanceClock(expiresAt - Date.now() - 3_600_000);
+    await cielo.payBoleto(paymentId, { delivery: 'never' });
+    await lapsePoll(sale.id);
+    await scheduler(seller, new Date(expiresAt + 60_000));
+    expect(await statusOf(seller, sale.id)).toBe('PAGO');
+    expect(await postingsOf(sale.id)).toEqual(['SALE_PAID']);
+  });
+
   async function createSeller(): Promise<TestSeller> {
     return newSeller(t);
   }

@@ -55,6 +55,12 @@ const BANK_RULES: Readonly<Record<CieloBoletoBank, BankRules>> = {
   BancoDoBrasil3: { nossoNumeroDigits: 9, upperCaseOnly: true, addressLineMax: 60, cityMax: 18, instructionsMax: 50 },
 };
 
+/**
+ * How long Cielo answers about a sale (ref §5: only sales of the last three months can be queried, older
+ * ones are 404), in days at the shortest (three calendar months are at least 89 days).
+ */
+const QUERY_WINDOW_DAYS = 89;
+
 /** The schema's lengths (cielo-ecommerce-3.0.schemas.json, Customer and Address). */
 const NAME_MAX = 255;
 const STREET_MAX = 255;
@@ -80,12 +86,20 @@ export class CieloBoletoProvider implements BoletoProvider {
   private readonly logger = new Logger(CieloBoletoProvider.name);
   readonly takesTransfers = false;
   readonly clearingDays: number;
+  /**
+   * The latest due date taken: a boleto is cancelled unpaid at the end of its due date plus the clearing
+   * days, and only Cielo's look-up says whether it was paid until then, so that end (one more day for the
+   * end of the day, one for the poll to ask) must come within Cielo's query window; a boleto due later would
+   * be paid unseen (its look-up 404) and never end.
+   */
+  readonly maxDueDays: number;
 
   constructor(
     private readonly client: CieloClient,
     private readonly settings: CieloBoletoSettings,
   ) {
     this.clearingDays = settings.clearingDays;
+    this.maxDueDays = QUERY_WINDOW_DAYS - 2 - settings.clearingDays;
   }
 
   boletoProblem(request: BoletoRequest): BoletoFieldProblem | null {
