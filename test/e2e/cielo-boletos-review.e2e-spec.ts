@@ -117,6 +117,34 @@ describe('Boletos through Cielo: review (issue 40)', () => {
     }
   });
 
+  // Left open (not fixed, see the review report): the poll cancels a boleto at its expiry on a look-up made
+  // before the lock; a payment Cielo reports between that look-up and the cancellation is then booked as
+  // owed back to its payer (listed for the operator, nothing lost) although it came before the cancellation.
+  // Making it PAGO would take CANCELADO -> PAGO, which spec 3.1 forbids. `it.failing` passes while it stays so.
+  it.failing('KNOWN RACE: a payment Cielo reports while the poll cancels on an older look-up is owed back, not applied', async () => {
+    const seller = await createSeller();
+    const { sale, paymentId } = await issue(seller, { amount: 4_321 });
+    const expiresAt = Date.parse(sale.payment.boleto.expiresAt as string);
+    await lapsePoll(sale.id);
+    const asked = cielo.requestsOf('get-sale').filter((one) => one.paymentId === paymentId).length;
+    // The poll's look-up is handled at once (open) and its answer arrives 0.8 s later (CIELO_TIMEOUT_MS is 1.5 s).
+    cielo.holdAnswerNext(1, 800, { path: new RegExp(`^/1/sales/${paymentId}$`), method: 'GET' });
+    const pass = scheduler(seller, new Date(expiresAt + 60_000));
+    await eventually(
+      async () => cielo.requestsOf('get-sale').filter((one) => one.paymentId === paymentId).length,
+      (count) => count > asked,
+      'the poll asked',
+    );
+    // Paid at Cielo before the poll's pass (and its cancellation) ends.
+    await cielo.payBoleto(paymentId, { delivery: 'never' });
+    await pass;
+    await cielo.notify(paymentId);
+    await cielo.whenIdle();
+    await eventually(() => postingsOf(sale.id), (kinds) => kinds.length > 0, 'the payment booked');
+    expect(await statusOf(seller, sale.id)).toBe('PAGO');
+    expect(await postingsOf(sale.id)).toEqual(['SALE_PAID']);
+  });
+
   it('a boleto is due within what Cielo can still be asked about (its sales of the last three months): a later due date is a 400 naming boleto.expiresInDays', async () => {
     const seller = await createSeller();
     const posts = cielo.requestsOf('sale').length;
