@@ -145,12 +145,13 @@ const PAYER_ADDRESS_FIELDS = ['street', 'streetNumber', 'zipCode', 'neighborhood
 
 /**
  * The payer's address a boleto is registered to: `customer.address` when it is whole, else a whole
- * `shipping` address; otherwise null, with the first field missing (`customer.address.zipCode`, or
- * `customer.address` when neither was given in part) for the 400 that names it.
+ * `shipping` address (`from` says which); otherwise null, with the first field missing
+ * (`customer.address.zipCode`, or `customer.address` when neither was given in part) for the 400 that names it.
  */
 export function payerAddressOf(request: { customer?: { address?: RequestAddress }; shipping?: RequestAddress }): {
   address: { street: string; streetNumber: string; complement: string | null; zipCode: string; neighborhood: string; city: string; state: string } | null;
   missing: string | null;
+  from: 'customer.address' | 'shipping' | null;
 } {
   const gap = (address: RequestAddress | undefined) => PAYER_ADDRESS_FIELDS.find((field) => !address?.[field]?.trim()) ?? null;
   const whole = (address: RequestAddress) => ({
@@ -163,7 +164,7 @@ export function payerAddressOf(request: { customer?: { address?: RequestAddress 
     state: address.state as string,
   });
   const given = request.customer?.address;
-  if (given && gap(given) === null) return { address: whole(given), missing: null };
-  if (request.shipping && gap(request.shipping) === null) return { address: whole(request.shipping), missing: null };
-  return { address: null, missing: given ? `customer.address.${gap(given)}` : 'customer.address' };
+  if (given && gap(given) === null) return { address: whole(given), missing: null, from: 'customer.address' };
+  if (request.shipping && gap(request.shipping) === null) return { address: whole(request.shipping), missing: null, from: 'shipping' };
+  return { address: null, missing: given ? `customer.address.${gap(given)}` : 'customer.address', from: null };
 }

@@ -172,10 +172,26 @@ export class CheckoutService {
       if (issuer.takesTransfers === false) throw new DomainError('NOT_SUPPORTED', `Transfers are not taken on this gateway: its bank documents are issued by ${provider}, which takes none`);
       return;
     }
+    const days = request.boleto?.expiresInDays ?? DEFAULT_BOLETO_DAYS;
+    if (issuer.maxDueDays !== undefined && days > issuer.maxDueDays) {
+      throw new RequestValidationError(
+        [],
+        [
+          {
+            field: 'boleto.expiresInDays',
+            message: `expiresInDays must be at most ${issuer.maxDueDays} when boletos are issued through ${provider}: the boleto is followed at its issuer until its due date plus the clearing days, and the issuer answers about its last three months only`,
+          },
+        ],
+      );
+    }
     const problem = issuer.boletoProblem?.({ amountCents: cents(request.amount), dueDate: '', reference: 0, payer: payerOf(request) });
     if (!problem) return;
-    const field = problem.field === 'customer.address' ? (payerAddressOf(request).missing ?? problem.field) : problem.field;
-    throw new RequestValidationError([], [{ field, message: problem.message }]);
+    const payer = payerAddressOf(request);
+    if (problem.field === 'customer.address') throw new RequestValidationError([], [{ field: payer.missing ?? problem.field, message: problem.message }]);
+    // A field of the address the payer's was taken from (customer.address, or else shipping) is named there.
+    const shipped = payer.from === 'shipping' && problem.field.startsWith('customer.address.');
+    const field = shipped ? `shipping.${problem.field.slice('customer.address.'.length)}` : problem.field;
+    throw new RequestValidationError([], [{ field, message: shipped ? problem.message.replaceAll('customer.address.', 'shipping.') : problem.message }]);
   }
 
   private async paymentDocument(saleId: number, provider: string, request: CreateSaleDto, profile: SalesProfile, now: Date): Promise<PaymentDocument> {

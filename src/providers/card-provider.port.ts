@@ -279,6 +279,8 @@ export interface BoletoProvider {
   findBoleto?(externalId: string): Promise<IssuedBoleto | null>;
   /** Days after its due date an unpaid boleto of this issuer is still waited for before it is cancelled (the banks' clearing); 0 when absent. */
   readonly clearingDays?: number;
+  /** The latest due date (days from now, `boleto.expiresInDays`) this issuer can follow to its end; any when absent (400 beyond it). */
+  readonly maxDueDays?: number;
   /** False: this provider takes no transfers (TRANSFER sales are answered 422 NOT_SUPPORTED while it holds the rail). */
   readonly takesTransfers?: boolean;
 }

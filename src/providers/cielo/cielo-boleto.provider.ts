@@ -55,6 +55,12 @@ const BANK_RULES: Readonly<Record<CieloBoletoBank, BankRules>> = {
   BancoDoBrasil3: { nossoNumeroDigits: 9, upperCaseOnly: true, addressLineMax: 60, cityMax: 18, instructionsMax: 50 },
 };
 
+/**
+ * How long Cielo answers about a sale (ref §5: only sales of the last three months can be queried, older
+ * ones are 404), in days at the shortest (three calendar months are at least 89 days).
+ */
+const QUERY_WINDOW_DAYS = 89;
+
 /** The schema's lengths (cielo-ecommerce-3.0.schemas.json, Customer and Address). */
 const NAME_MAX = 255;
 const STREET_MAX = 255;
@@ -80,12 +86,20 @@ export class CieloBoletoProvider implements BoletoProvider {
   private readonly logger = new Logger(CieloBoletoProvider.name);
   readonly takesTransfers = false;
   readonly clearingDays: number;
+  /**
+   * The latest due date taken: a boleto is cancelled unpaid at the end of its due date plus the clearing
+   * days, and only Cielo's look-up says whether it was paid until then, so that end (one more day for the
+   * end of the day, one for the poll to ask) must come within Cielo's query window; a boleto due later would
+   * be paid unseen (its look-up 404) and never end.
+   */
+  readonly maxDueDays: number;
 
   constructor(
     private readonly client: CieloClient,
     private readonly settings: CieloBoletoSettings,
   ) {
     this.clearingDays = settings.clearingDays;
+    this.maxDueDays = QUERY_WINDOW_DAYS - 2 - settings.clearingDays;
   }
 
   boletoProblem(request: BoletoRequest): BoletoFieldProblem | null {
@@ -95,6 +109,21 @@ export class CieloBoletoProvider implements BoletoProvider {
       return { field: 'customer.address', message: "A boleto is registered to its payer's address: give customer.address (street, streetNumber, zipCode, neighborhood, city, state) or a full shipping address" };
     }
     if (!this.text(payer.name, NAME_MAX)) return { field: 'customer.name', message: `customer.name has no letters the bank (${this.settings.bank}) can print` };
+    // Every field the bank requires (ref §9: Street, Number, ZipCode, City, State, District) must keep something
+    // once reduced to what the bank prints (Banco do Brasil: A-Z, digits, - and '), or the boleto would be
+    // registered to an empty field: named here (customer.address.<field>; the caller names shipping.<field>
+    // when the address came from there).
+    const sent = this.address(payer.address);
+    const required: Array<[keyof PayerAddress, string]> = [
+      ['street', sent.Street],
+      ['streetNumber', sent.Number],
+      ['zipCode', sent.ZipCode],
+      ['neighborhood', sent.District],
+      ['city', sent.City],
+      ['state', sent.State],
+    ];
+    const empty = required.find(([, value]) => !value);
+    if (empty) return { field: `customer.address.${empty[0]}`, message: `customer.address.${empty[0]} has nothing the bank (${this.settings.bank}) can print` };
     return null;
   }
 
@@ -140,10 +169,11 @@ export class CieloBoletoProvider implements BoletoProvider {
   }
 
   /**
-   * The boleto under its PaymentId (`GET /1/sales/{PaymentId}`, query host): OPEN (`Status` 1, or 12 while
-   * its bank has not answered), PAID (`Status` 2, with what Cielo reports paid: CapturedAmount when it
-   * gives one, else the amount), CANCELLED (voided, aborted, denied or not finished: 10, 11, 13, 3, 0). Null
-   * when Cielo shows none, or a payment that is not a boleto.
+   * The boleto under its PaymentId (`GET /1/sales/{PaymentId}`, query host): OPEN (`Status` 1, 12 while
+   * its bank has not answered, or 0 NotFinished: no final answer yet, in doubt and asked again (ref §12.4),
+   * never taken for a cancellation), PAID (`Status` 2, with what Cielo reports paid: CapturedAmount when it
+   * gives one, else the amount), CANCELLED (voided, aborted or denied: 10, 11, 13, 3). Null when Cielo shows
+   * none, or a payment that is not a boleto.
    */
   async findBoleto(externalId: string): Promise<IssuedBoleto | null> {
     if (!isCieloPaymentId(externalId)) return null;
@@ -155,6 +185,7 @@ export class CieloBoletoProvider implements BoletoProvider {
     const reference = referenceOfCieloOrder(this.settings.orderIdPrefix, sale.MerchantOrderId);
     const status = Number(payment.Status);
     switch (status) {
+      case 0:
       case 1:
       case 12:
         return { reference, state: 'OPEN', paidCents: null };
@@ -163,7 +194,6 @@ export class CieloBoletoProvider implements BoletoProvider {
         if (typeof paid !== 'number' || !Number.isSafeInteger(paid) || paid <= 0) throw new CieloUnavailableError(`Cielo reports boleto ${externalId} paid without an amount`);
         return { reference, state: 'PAID', paidCents: cents(paid) };
       }
-      case 0:
       case 3:
       case 10:
       case 11:

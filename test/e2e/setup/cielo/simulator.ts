@@ -63,6 +63,9 @@
  *   with Code 0 otherwise; its nosso número cut to 9 digits, its answer without DigitableLine). `Status` 1
  *   with Url, Number, BarCodeNumber and DigitableLine; `payBoleto` makes it 2 (notified, ChangeType 1, unless
  *   `delivery` says otherwise). Not voidable.
+ * - Queries (ref §5): only sales received in the last three months (by the simulator's clock, calendar
+ *   months) are found: GET /1/sales/{PaymentId} and by Tid answer 404 for an older one, and the look-up by
+ *   MerchantOrderId leaves it out.
  */
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -1063,9 +1066,16 @@ export class CieloSimulator {
 
   // ---------------------------------------------------------------- queries
 
+  /** Whether a query still finds the sale (ref §5: only sales of the last three months can be queried). */
+  private queryable(sale: CieloPayment): boolean {
+    const until = new Date(sale.receivedAt.getTime());
+    until.setUTCMonth(until.getUTCMonth() + 3);
+    return this.now().getTime() < until.getTime();
+  }
+
   private getSale(call: Call, match: (sale: CieloPayment) => boolean): Answer {
     this.noBody(call);
-    const sale = [...this.sales.values()].find(match);
+    const sale = [...this.sales.values()].find((one) => match(one) && this.queryable(one));
     return sale ? { status: 200, body: this.saleView(sale, true) } : { status: 404 };
   }
 
@@ -1074,7 +1084,7 @@ export class CieloSimulator {
     const merchantOrderId = call.url.searchParams.get('merchantOrderId');
     if (!merchantOrderId) throw errors([122, 'MerchantOrderId is required']);
     const visibleBefore = this.now().getTime() - (this.options.orderQueryDelayMs ?? 0);
-    const found = this.payments(merchantOrderId).filter((sale) => sale.receivedAt.getTime() <= visibleBefore);
+    const found = this.payments(merchantOrderId).filter((sale) => sale.receivedAt.getTime() <= visibleBefore && this.queryable(sale));
     if (found.length === 0 && (this.options.emptyOrderQuery ?? 'not-found') === 'not-found') return { status: 404 };
     const dateKey = this.options.orderDateKey ?? 'ReceivedDate';
     const list = found.map((sale) => ({ PaymentId: sale.paymentId, [dateKey]: cieloDate(sale.receivedAt) }));
