@@ -282,6 +282,7 @@ describe('Boletos through Cielo (issue 40)', () => {
       CARD_PROVIDER: 'sandbox',
       BOLETO_PROVIDER: 'cielo',
       CIELO_BOLETO_PROVIDER: 'BancoDoBrasil3',
+      CIELO_BOLETO_INSTRUCTIONS: 'Não receber após o vencimento; dúvidas: (11) 4000-1234 ✓ obrigado',
       CIELO_ORDER_ID_PREFIX: ORDER_PREFIX,
       JANITOR_SECONDS: '3600',
     });
@@ -299,6 +300,8 @@ describe('Boletos through Cielo (issue 40)', () => {
       const request = lastSaleRequest(sale.id);
       expect(request.Payment).toMatchObject({ Provider: 'BancoDoBrasil3', BoletoNumber: String(sale.id).slice(-9) });
       expect(request.Customer.Name).toMatch(/^[A-Z '-]+$/);
+      // Banco do Brasil keeps 50 characters of instructions, printed in upper case without accents.
+      expect(request.Payment.Instructions).toBe('NAO RECEBER APOS O VENCIMENTO; DUVIDAS: (11) 4000-');
       const sent = request.Customer.Address as Json;
       expect(`${sent.Street}${sent.Number}${sent.Complement ?? ''}`.length).toBeLessThanOrEqual(60);
       expect(sent.City).toBe('SAO JOSE DOS CAMPO');

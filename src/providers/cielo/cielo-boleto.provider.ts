@@ -28,6 +28,8 @@ interface CieloBoletoPayment {
   Url?: string;
   BarCodeNumber?: string;
   DigitableLine?: string;
+  ReturnCode?: string | number;
+  ReturnMessage?: string;
 }
 
 interface CieloBoletoSale {
@@ -148,9 +150,9 @@ export class CieloBoletoProvider implements BoletoProvider {
         Amount: request.amountCents,
         BoletoNumber: String(request.reference).slice(-rules.nossoNumeroDigits),
         ExpirationDate: request.dueDate,
-        ...(this.settings.assignor ? { Assignor: this.settings.assignor.slice(0, ASSIGNOR_MAX) } : {}),
-        ...(this.settings.instructions ? { Instructions: this.settings.instructions.slice(0, rules.instructionsMax) } : {}),
-        ...(this.settings.demonstrative ? { Demonstrative: this.settings.demonstrative.slice(0, DEMONSTRATIVE_MAX) } : {}),
+        ...(this.settings.assignor ? { Assignor: cut(this.settings.assignor, ASSIGNOR_MAX) } : {}),
+        ...(this.settings.instructions ? { Instructions: this.printable(this.settings.instructions, rules.instructionsMax) } : {}),
+        ...(this.settings.demonstrative ? { Demonstrative: cut(this.settings.demonstrative, DEMONSTRATIVE_MAX) } : {}),
       },
     };
     let answer;
@@ -227,6 +229,9 @@ export class CieloBoletoProvider implements BoletoProvider {
   /** The answer's line, bar code and page: the typeable line is Cielo's, or (Banco do Brasil gives none) read from the bar code. */
   private boletoOf(sale: CieloBoletoSale, reference: number): Boleto {
     const payment = sale.Payment ?? {};
+    // Denied or aborted (ref §3.1): no boleto was registered, whatever else the answer holds.
+    const status = Number(payment.Status);
+    if (status === 3 || status === 13) throw new BoletoRefusedError(`Cielo did not register the boleto (Status ${status}${payment.ReturnCode !== undefined ? `, ${String(payment.ReturnCode)} ${payment.ReturnMessage ?? ''}`.trimEnd() : ''})`);
     const barcode = (payment.BarCodeNumber ?? '').replace(/\D/g, '');
     const line = (payment.DigitableLine ?? '').replace(/\D/g, '');
     const code = line.length === 47 ? line : barcode.length === 44 ? barcodeToLine(barcode) : null;
@@ -261,6 +266,20 @@ export class CieloBoletoProvider implements BoletoProvider {
   private text(value: string, max: number, address = false): string {
     const plain = value.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
     const kept = BANK_RULES[this.settings.bank].upperCaseOnly ? plain.toUpperCase().replace(address ? /[^A-Z0-9 '-]/g : /[^A-Z '-]/g, ' ') : plain.replace(/[\p{Cc}]/gu, ' ');
-    return kept.replace(/\s+/g, ' ').trim().slice(0, max).trim();
+    return cut(kept.replace(/\s+/g, ' ').trim(), max);
   }
+
+  /** A configured text (the instructions) as the bank prints it: for Banco do Brasil without accents, in upper case, with its digits and punctuation; within `max`. */
+  private printable(value: string, max: number): string {
+    const plain = value.replace(/[\p{Cc}]/gu, ' ');
+    const kept = BANK_RULES[this.settings.bank].upperCaseOnly
+      ? plain.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase().replace(/[^A-Z0-9 .,;:/'()-]/g, ' ')
+      : plain;
+    return cut(kept.replace(/\s+/g, ' ').trim(), max);
+  }
+}
+
+/** At most `max` characters, never a surrogate pair split in two (an emoji in a name). */
+function cut(value: string, max: number): string {
+  return Array.from(value).slice(0, max).join('').trim();
 }
