@@ -33,6 +33,7 @@ import { RecordPayoutAttempts1795640000000 } from './1795640000000-RecordPayoutA
 import { KeepAcquirerAnswers1795650000000 } from './1795650000000-KeepAcquirerAnswers';
 import { SealStoredCardTokens1795660000000 } from './1795660000000-SealStoredCardTokens';
 import { IssueBoletosThroughCielo1795670000000 } from './1795670000000-IssueBoletosThroughCielo';
+import { IndexBoletoPollByState1795680000000 } from './1795680000000-IndexBoletoPollByState';
 
 export const MIGRATIONS = [
   CreateSellerAccounts1795355367704,
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   KeepAcquirerAnswers1795650000000,
   SealStoredCardTokens1795660000000,
   IssueBoletosThroughCielo1795670000000,
+  IndexBoletoPollByState1795680000000,
 ];

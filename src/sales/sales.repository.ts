@@ -553,27 +553,41 @@ export class SalesRepository {
   }
 
   /**
-   * Boletos of these issuers to ask about now (of one seller, or all), each leased: open ones (PENDENTE),
-   * and ones cancelled unpaid less than `lateWatchDays` ago with no late payment booked. `now` (the jobs'
+   * Boletos of these issuers to ask about now (of one seller, or all), each leased: open ones (PENDENTE)
+   * first, then ones cancelled unpaid less than `lateWatchDays` ago with no late payment booked, in two
+   * claims each served by its own index (sales_open_boletos_idx; sales_cancelled_boletos_idx by expires_at,
+   * so that the boletos cancelled long ago, which only grow, are never read again). `now` (the jobs'
    * instant, the sandbox clock's in tests) says which are past the time they are cancelled at; the lease
    * is the database's clock.
    */
   async claimIssuedBoletos(sellerId: number | null, limit: number, providers: readonly string[], pollSeconds: number, lateWatchDays: number, now: Date): Promise<ClaimedBoleto[]> {
     if (providers.length === 0) return [];
-    const rows = await BOLETO_POLL.claim<{ id: number; provider: string; external_transaction_id: string }>(
+    const returning = ['id', 'provider', 'external_transaction_id'] as const;
+    const open = await BOLETO_POLL.claim<{ id: number; provider: string; external_transaction_id: string }>(
       this.dataSource,
       `SELECT s.id FROM sales s
-        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status IN ('PENDENTE', 'CANCELADO') AND s.provider = ANY($3::varchar[])
+        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status = 'PENDENTE' AND s.provider = ANY($3::varchar[])
           AND ($1::int IS NULL OR s.seller_id = $1) AND s.external_transaction_id IS NOT NULL
-          AND (s.status = 'PENDENTE' OR (s.expires_at > $6::timestamptz - make_interval(days => $5)
-                                         AND NOT EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id)))
-          AND (${BOLETO_POLL.free('s')}
-               OR (s.status = 'PENDENTE' AND s.expires_at <= $6 AND s.provider_checked_at < now() - interval '1 minute'))
+          AND (${BOLETO_POLL.free('s')} OR (s.expires_at <= $5 AND s.provider_checked_at < now() - interval '1 minute'))
         ORDER BY s.provider, s.provider_checked_at NULLS FIRST LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [sellerId, limit, providers, pollSeconds, lateWatchDays, now],
-      ['id', 'provider', 'external_transaction_id'],
+      [sellerId, limit, providers, pollSeconds, now],
+      returning,
     );
-    return rows.map((row) => ({ id: Number(row.id), provider: row.provider, externalId: row.external_transaction_id }));
+    const cancelled =
+      open.length >= limit
+        ? []
+        : await BOLETO_POLL.claim<{ id: number; provider: string; external_transaction_id: string }>(
+            this.dataSource,
+            `SELECT s.id FROM sales s
+              WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status = 'CANCELADO' AND s.provider = ANY($3::varchar[])
+                AND s.expires_at > $6::timestamptz - make_interval(days => $5)
+                AND ($1::int IS NULL OR s.seller_id = $1) AND s.external_transaction_id IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id) AND ${BOLETO_POLL.free('s')}
+              ORDER BY s.provider, s.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+            [sellerId, limit - open.length, providers, pollSeconds, lateWatchDays, now],
+            returning,
+          );
+    return [...open, ...cancelled].map((row) => ({ id: Number(row.id), provider: row.provider, externalId: row.external_transaction_id }));
   }
 
   /** Ids of sent recurring charges still open (PENDENTE), each leased for a minute so that instances never ask about one together. */

@@ -92,15 +92,22 @@ describe('Every hot query is served by an index (EXPLAIN)', () => {
       [now, null, 500],
     ],
     [
-      "a real issuer's boletos to ask about (the boleto poll, issue 40)",
+      "a real issuer's open boletos to ask about (the boleto poll, issue 40)",
       `SELECT s.id FROM sales s
-        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status IN ('PENDENTE', 'CANCELADO') AND s.provider = ANY($3::varchar[])
+        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status = 'PENDENTE' AND s.provider = ANY($3::varchar[])
           AND ($1::int IS NULL OR s.seller_id = $1) AND s.external_transaction_id IS NOT NULL
-          AND (s.status = 'PENDENTE' OR (s.expires_at > $6::timestamptz - make_interval(days => $5)
-                                         AND NOT EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id)))
-          AND ((s.provider_checked_at IS NULL OR s.provider_checked_at < now() - make_interval(secs => $4))
-               OR (s.status = 'PENDENTE' AND s.expires_at <= $6 AND s.provider_checked_at < now() - interval '1 minute'))
+          AND ((s.provider_checked_at IS NULL OR s.provider_checked_at < now() - make_interval(secs => $4)) OR (s.expires_at <= $5 AND s.provider_checked_at < now() - interval '1 minute'))
         ORDER BY s.provider, s.provider_checked_at NULLS FIRST LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [null, 100, ['cielo'], 3600, now],
+    ],
+    [
+      "a real issuer's boletos cancelled within the late watch (the boleto poll, issue 40)",
+      `SELECT s.id FROM sales s
+        WHERE s.payment_method = 'BOLETO' AND s.provider <> 'sandbox' AND s.status = 'CANCELADO' AND s.provider = ANY($3::varchar[])
+          AND s.expires_at > $6::timestamptz - make_interval(days => $5)
+          AND ($1::int IS NULL OR s.seller_id = $1) AND s.external_transaction_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id) AND (s.provider_checked_at IS NULL OR s.provider_checked_at < now() - make_interval(secs => $4))
+        ORDER BY s.provider, s.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [null, 100, ['cielo'], 3600, 30, now],
     ],
     [
