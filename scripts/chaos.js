@@ -43,6 +43,8 @@
  *                             simulator's launcher in efi mode (test/e2e/setup/api-pix/chaos-launcher.ts)
  *   CHAOS_CARDS               sandbox: card sales through the sandbox acquirer, as above; cielo: see below; combines
  *                             with CHAOS_PAYOUTS=efi [sandbox]
+ *   CHAOS_BOLETOS             sandbox: no boleto load; cielo: boleto sales through Cielo at the same simulator (see below);
+ *                             combines with the others [sandbox]
  *   CHAOS_CIELO_FAULTS, CHAOS_CIELO_FAULT_EVERY_SALES, CHAOS_CIELO_HOLD_MS, CHAOS_CIELO_DELAY_MS, CHAOS_CIELO_PENDING_MS:
  *                             passed to the Cielo simulator's launcher in cielo mode (test/e2e/setup/cielo/chaos-launcher.ts)
  *   DATABASE_URL              its server is used; the database is chaos-owned, created and dropped
@@ -94,6 +96,18 @@
  *     ones (never a void made twice, nor a refund booked that Cielo did not make), no refund of a Cielo sale left
  *     PENDING after recovery, no request or answer off the schemas; the sandbox acquirer checks cover the sandbox's sales only.
  */
+/*
+ * CHAOS_BOLETOS=cielo (issue 40): boleto sales through Cielo (BOLETO_PROVIDER=cielo, CIELO_BOLETO_PROVIDER=Simulado,
+ * CIELO_BOLETO_CLEARING_DAYS=1, CIELO_BOLETO_POLL_SECONDS=2, CIELO_NOTIFICATION_URL the service's) at the Cielo
+ * simulator, whose faults on POST /1/sales hit their issuance too (an answer lost is found by MerchantOrderId; one
+ * handled too late for that look-up leaves a boleto nobody was shown). About two in three are paid at the simulator
+ * at once (its control endpoint), notified or not (the poll's to find, every 2 s a boleto); of the others some are
+ * paid later, after the scheduler's runs in the future may have cancelled them (late: owed back to the payer). The sellers are funded by sandbox PIX (the
+ * transfers the funding used are not taken while Cielo holds the boleto rail). The checks: every boleto Cielo shows
+ * paid is its sale's PAGO of its amount, or a late payment booked once on its CANCELADO sale; every PAGO boleto sale
+ * is a boleto Cielo shows paid of its amount under its PaymentId; none paid at Cielo left unbooked after recovery
+ * (waited for); boletos Cielo registered for no sale are counted (allowed only unpaid: never shown to anyone).
+ */
 const { spawn, spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -117,9 +131,12 @@ const settings = {
   fromSource: env.CHAOS_SERVICE === 'ts-node',
   payouts: env.CHAOS_PAYOUTS || 'sandbox',
   cards: env.CHAOS_CARDS || 'sandbox',
+  boletos: env.CHAOS_BOLETOS || 'sandbox',
 };
 const efi = settings.payouts === 'efi';
 const cielo = settings.cards === 'cielo';
+/** CHAOS_BOLETOS=cielo: boletos registered through Cielo (BOLETO_PROVIDER=cielo) at the same simulator. */
+const cieloBoletos = settings.boletos === 'cielo';
 /** Cielo's MerchantOrderId is this and the sale's id. */
 const CIELO_ORDER_ID_PREFIX = 'GWCHAOS';
 const EFI_SEND_ID_PREFIX = 'GWCHAOS';
@@ -326,6 +343,7 @@ async function startLauncher(simulator, launcherEnv) {
       return answer.body;
     },
     pay: (txid) => control('POST', '/pay', { txid }).catch(() => ({ status: 'network', body: null })),
+    payBoleto: (merchantOrderId, delivery) => control('POST', '/pay-boleto', { merchantOrderId, delivery }).catch(() => ({ status: 'network', body: null })),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -594,7 +612,38 @@ const CIELO_CARD_SCENARIOS = [
   }],
 ];
 
-const LOAD = [...(cielo ? CIELO_CARD_SCENARIOS : SANDBOX_CARD_SCENARIOS), ...(efi ? EFI_SCENARIOS : SCENARIOS.filter(([, name]) => !isCardScenario(name)))];
+/** The payer's address a boleto is registered to (customer.address, needed under BOLETO_PROVIDER=cielo). */
+const BOLETO_ADDRESS = { street: 'Avenida Paulista', streetNumber: '1000', zipCode: '01310100', neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP' };
+
+/** CHAOS_BOLETOS=cielo: boleto sales through Cielo, three in four paid at the simulator, notified or left to the poll. */
+const CIELO_BOLETO_SCENARIOS = [
+  [3, 'Cielo boleto sale', async (state, seller) => {
+    const body = saleBody('BOLETO', { boleto: { expiresInDays: pick([1, 2, 3]) }, customer: { ...customer, address: BOLETO_ADDRESS } });
+    const sale = await createSale(state, seller, body, 'Cielo boleto sale');
+    if (!sale) return;
+    if (Math.random() < 0.35) {
+      // Left unpaid for now: some are paid later, after the scheduler's runs ahead may have cancelled them.
+      (state.unpaidBoletos ??= []).push(`${CIELO_ORDER_ID_PREFIX}${sale.id}`);
+      return;
+    }
+    const delivery = Math.random() < 0.3 ? 'never' : 'once';
+    const paid = await state.cieloLauncher.payBoleto(`${CIELO_ORDER_ID_PREFIX}${sale.id}`, delivery);
+    count(paid.status === 200 ? `Cielo boletos paid (notification ${delivery === 'never' ? 'lost' : 'sent'})` : `Cielo boletos not paid (${paid.status})`);
+  }],
+  [1, 'Cielo boleto paid late', async (state) => {
+    const waiting = state.unpaidBoletos ?? [];
+    if (waiting.length < 4) return;
+    const [merchantOrderId] = waiting.splice(Math.floor(Math.random() * waiting.length), 1);
+    const paid = await state.cieloLauncher.payBoleto(merchantOrderId, Math.random() < 0.5 ? 'never' : 'once');
+    count(paid.status === 200 ? 'Cielo boletos paid late' : `Cielo boletos not paid late (${paid.status})`);
+  }],
+];
+
+const LOAD = [
+  ...(cielo ? CIELO_CARD_SCENARIOS : SANDBOX_CARD_SCENARIOS),
+  ...(efi ? EFI_SCENARIOS : SCENARIOS.filter(([, name]) => !isCardScenario(name))),
+  ...(cieloBoletos ? CIELO_BOLETO_SCENARIOS : []),
+];
 const TOTAL_WEIGHT = LOAD.reduce((sum, [weight]) => sum + weight, 0);
 
 function pickScenario() {
@@ -789,12 +838,13 @@ async function cieloChecks(q, launcher, fail, figures) {
                      s.acquirer_return_code AS "returnCode",
                      COALESCE((SELECT sum(r.amount_cents) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'COMPLETED'), 0)::int AS refunded,
                      COALESCE((SELECT sum(r.amount_cents) FROM sale_refunds r WHERE r.sale_id = s.id AND r.status = 'PENDING'), 0)::int AS "refundPending"
-                FROM sales s WHERE s.provider = 'cielo'`)).map((sale) => [sale.id, sale]),
+                FROM sales s WHERE s.provider = 'cielo' AND s.payment_method IN ('CREDIT_CARD', 'DEBIT_CARD')`)).map((sale) => [sale.id, sale]),
   );
   const paymentsOf = new Map();
   let withoutSale = 0;
   const examples = [];
-  for (const payment of state.payments) {
+  // Boletos are cieloBoletoChecks'.
+  for (const payment of state.payments.filter((one) => one.type !== 'Boleto')) {
     const rest = payment.merchantOrderId.startsWith(CIELO_ORDER_ID_PREFIX) ? payment.merchantOrderId.slice(CIELO_ORDER_ID_PREFIX.length) : '';
     const id = /^[0-9]+$/.test(rest) ? Number(rest) : NaN;
     if (!sales.has(id)) {
@@ -844,7 +894,7 @@ async function cieloChecks(q, launcher, fail, figures) {
   const mostPayments = paymentsOf.size ? Math.max(...[...paymentsOf.values()].map((payments) => payments.length)) : 0;
   const ordersWithSeveral = [...paymentsOf.values()].filter((payments) => payments.length > 1).length;
   // A Pending payment (Status 12) the simulator never settled: its sale cannot be final either.
-  const stillPending = state.payments.filter((payment) => payment.status === 12).length;
+  const stillPending = state.payments.filter((payment) => payment.type !== 'Boleto' && payment.status === 12).length;
   const paymentsByStatus = {};
   for (const payment of state.payments) paymentsByStatus[payment.status] = (paymentsByStatus[payment.status] ?? 0) + 1;
   const instalments = {};
@@ -893,6 +943,85 @@ async function cieloChecks(q, launcher, fail, figures) {
   if (state.violations) fail(`${state.violations} requests or answers off Cielo's schemas at the simulator`);
   if (voidsOffRefunds) fail(`${voidsOffRefunds} Cielo sales whose voids at Cielo differ from their refunds (a void made twice, or a refund booked that Cielo did not make)`);
   if (refundsPending) fail(`${refundsPending} Cielo sales with a refund still PENDING after recovery`);
+}
+
+/**
+ * CHAOS_BOLETOS=cielo's checks, against the simulator's record of the boletos: every boleto Cielo shows paid is its
+ * sale's PAGO of its amount (under its PaymentId), or a late payment of that amount booked once on its CANCELADO sale;
+ * every PAGO boleto sale is a boleto Cielo shows paid of its amount; a boleto Cielo registered for no sale (its
+ * issuance answered too late for the look-up by MerchantOrderId: nobody was shown its line) is counted, and fails
+ * only if paid.
+ */
+async function cieloBoletoChecks(q, launcher, fail, figures) {
+  const state = await launcher.state();
+  const sales = new Map(
+    (await q(`SELECT s.id, s.status, s.amount_cents::int AS amount, s.provider_amount_cents::int AS "providerAmount", s.external_transaction_id AS "paymentId",
+                     l.amount_cents::int AS "lateAmount", l.payment_id AS "latePaymentId"
+                FROM sales s LEFT JOIN late_boleto_payments l ON l.sale_id = s.id
+               WHERE s.provider = 'cielo' AND s.payment_method = 'BOLETO'`)).map((sale) => [sale.id, sale]),
+  );
+  const boletos = state.payments.filter((payment) => payment.type === 'Boleto');
+  const examples = [];
+  let orphans = 0;
+  let orphansPaid = 0;
+  let paidUnbooked = 0;
+  let paidLate = 0;
+  const boletoOf = new Map();
+  for (const boleto of boletos) {
+    const rest = boleto.merchantOrderId.startsWith(CIELO_ORDER_ID_PREFIX) ? boleto.merchantOrderId.slice(CIELO_ORDER_ID_PREFIX.length) : '';
+    const sale = sales.get(/^[0-9]+$/.test(rest) ? Number(rest) : NaN);
+    if (!sale || String(sale.paymentId ?? '').toLowerCase() !== boleto.paymentId.toLowerCase()) {
+      orphans += 1;
+      if (boleto.status === 2) orphansPaid += 1;
+      continue;
+    }
+    boletoOf.set(sale.id, boleto);
+    if (boleto.status !== 2) continue;
+    const paid = boleto.capturedAmount ?? boleto.amount;
+    const applied = sale.status === 'PAGO' && paid === sale.amount && sale.providerAmount === paid;
+    const late = sale.status === 'CANCELADO' && sale.lateAmount === paid && String(sale.latePaymentId).toLowerCase() === boleto.paymentId.toLowerCase();
+    if (late) paidLate += 1;
+    if (!applied && !late) {
+      paidUnbooked += 1;
+      if (examples.length < 10) examples.push(`boleto ${boleto.paymentId} paid ${paid} at Cielo; its sale ${JSON.stringify(sale)}`);
+    }
+  }
+  let paidUnbacked = 0;
+  for (const sale of sales.values()) {
+    if (sale.status !== 'PAGO') continue;
+    const boleto = boletoOf.get(sale.id);
+    if (!boleto || boleto.status !== 2 || (boleto.capturedAmount ?? boleto.amount) !== sale.amount) {
+      paidUnbacked += 1;
+      if (examples.length < 10) examples.push(`boleto sale ${sale.id} PAGO (${sale.amount} cents) with Cielo's boleto ${JSON.stringify(boleto ?? null)}`);
+    }
+  }
+  const byStatus = {};
+  for (const sale of sales.values()) byStatus[sale.status] = (byStatus[sale.status] ?? 0) + 1;
+  console.log(
+    `\nchaos: Cielo boletos: ${boletos.length} registered (${boletos.filter((one) => one.status === 2).length} paid), sales by status ${JSON.stringify(byStatus)}; ` +
+      `paid after cancellation, owed back: ${paidLate}; paid at Cielo and not booked: ${paidUnbooked}; PAGO without a boleto paid of its amount: ${paidUnbacked}; ` +
+      `registered for no sale (never shown): ${orphans}, of them paid: ${orphansPaid}`,
+  );
+  for (const example of examples) console.log(`  ${example}`);
+  Object.assign(figures, { cieloBoletos: boletos.length, cieloBoletoSalesByStatus: byStatus, cieloBoletosPaidLate: paidLate, cieloBoletosPaidUnbooked: paidUnbooked, cieloBoletoSalesUnbacked: paidUnbacked, cieloBoletoOrphans: orphans });
+  if (paidUnbooked) fail(`${paidUnbooked} boletos paid at Cielo not booked (neither their sale PAGO nor a late payment)`);
+  if (paidUnbacked) fail(`${paidUnbacked} PAGO boleto sales without a boleto Cielo shows paid of their amount`);
+  if (orphansPaid) fail(`${orphansPaid} boletos registered for no sale were paid`);
+}
+
+/** What the boleto mode waits on after the load: boletos Cielo shows paid whose sale is neither PAGO nor owes them back yet. */
+async function cieloBoletosUnbooked(db, launcher) {
+  const paid = (await launcher.state()).payments.filter((payment) => payment.type === 'Boleto' && payment.status === 2).map((payment) => payment.paymentId);
+  if (paid.length === 0) return 0;
+  const [{ booked }] = (
+    await db.query(
+      `SELECT count(*)::int AS booked FROM sales s
+        WHERE s.provider = 'cielo' AND s.payment_method = 'BOLETO' AND lower(s.external_transaction_id) = ANY($1::text[])
+          AND (s.status = 'PAGO' OR EXISTS (SELECT 1 FROM late_boleto_payments l WHERE l.sale_id = s.id))`,
+      [paid.map((id) => id.toLowerCase())],
+    )
+  ).rows;
+  return paid.length - booked;
 }
 
 async function checks(db, databaseUrl, receiver, launcher, cieloLauncher) {
@@ -962,6 +1091,7 @@ async function checks(db, databaseUrl, receiver, launcher, cieloLauncher) {
   if (chargedButUnpaid.n) fail(`${chargedButUnpaid.n} approved charges whose sale is not paid (money taken from the customer, not credited)`);
 
   if (cielo) await cieloChecks(q, cieloLauncher, fail, figures);
+  if (cieloBoletos) await cieloBoletoChecks(q, cieloLauncher, fail, figures);
   if (efi) await efiChecks(q, launcher, fail, figures);
   else {
     const [payouts] = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status NOT IN ('CANCELLED', 'REJECTED'))::int AS accepted FROM sandbox_payouts`);
@@ -1066,6 +1196,8 @@ async function main() {
   console.log(`chaos: ${settings.kills} kills about every ${settings.killEveryMs} ms, pg_terminate_backend about every ${settings.pgTerminateEveryMs || '∞'} ms, ${settings.concurrency} clients, ${settings.sellers} sellers`);
   if (!['sandbox', 'efi'].includes(settings.payouts)) throw new Error(`CHAOS_PAYOUTS must be sandbox or efi, not ${settings.payouts}`);
   if (!['sandbox', 'cielo'].includes(settings.cards)) throw new Error(`CHAOS_CARDS must be sandbox or cielo, not ${settings.cards}`);
+  if (!['sandbox', 'cielo'].includes(settings.boletos)) throw new Error(`CHAOS_BOLETOS must be sandbox or cielo, not ${settings.boletos}`);
+  if (cieloBoletos) console.log('chaos: boleto sales through Cielo (BOLETO_PROVIDER=cielo) at the Cielo simulator, paid there, notified or left to the poll; sellers funded by sandbox PIX');
   if (efi) console.log('chaos: payouts through Efí (PAYOUT_PROVIDER=efi) and PIX through the API Pix (PIX_PROVIDER=api-pix), both at the simulator');
   if (cielo) console.log('chaos: card sales, card subscriptions (renewed by token) and refunds (voids) through Cielo (CARD_PROVIDER=cielo) at the Cielo simulator; chargebacks stay the operator\'s');
   await prepareDatabase(databaseUrl);
@@ -1108,8 +1240,13 @@ async function main() {
   // cielo mode: the Cielo simulator, in a process of its own too.
   let cieloLauncher = null;
   let cieloEnv = {};
-  if (cielo) {
-    cieloLauncher = await startLauncher('cielo', { CHAOS_CIELO_MERCHANT_ID: crypto.randomUUID(), CHAOS_CIELO_MERCHANT_KEY: crypto.randomBytes(20).toString('hex').toUpperCase() });
+  if (cielo || cieloBoletos) {
+    const notificationUrl = `http://127.0.0.1:${port}/cielo/notifications/${crypto.randomBytes(16).toString('hex')}`;
+    cieloLauncher = await startLauncher('cielo', {
+      CHAOS_CIELO_MERCHANT_ID: crypto.randomUUID(),
+      CHAOS_CIELO_MERCHANT_KEY: crypto.randomBytes(20).toString('hex').toUpperCase(),
+      ...(cieloBoletos ? { CHAOS_CIELO_NOTIFICATION_URL: notificationUrl } : {}),
+    });
     console.log(`chaos: Cielo simulator at ${cieloLauncher.env.CIELO_API_URL} (query ${cieloLauncher.env.CIELO_QUERY_URL}, control ${cieloLauncher.controlUrl})`);
     cieloEnv = {
       ...cieloLauncher.env,
@@ -1124,6 +1261,10 @@ async function main() {
       // subscriptions, expiry and reserve releases, and bills the Cielo subscriptions' renewals early (by token, at the simulator).
       NODE_ENV: 'test',
       SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
+      CARD_PROVIDER: cielo ? 'cielo' : 'sandbox',
+      ...(cieloBoletos
+        ? { BOLETO_PROVIDER: 'cielo', CIELO_BOLETO_PROVIDER: 'Simulado', CIELO_BOLETO_CLEARING_DAYS: '1', CIELO_BOLETO_POLL_SECONDS: '2', CIELO_NOTIFICATION_URL: notificationUrl }
+        : {}),
     };
   }
   const serviceEnv = {
@@ -1153,7 +1294,7 @@ async function main() {
   try {
     await service.start();
     const base = `http://127.0.0.1:${port}`;
-    const state = { base, receiverUrl: receiver.url, launcher, sellers: [], stopping: false, down: false, startedAt: Date.now(), firstDriverError: null };
+    const state = { base, receiverUrl: receiver.url, launcher, cieloLauncher, sellers: [], stopping: false, down: false, startedAt: Date.now(), firstDriverError: null };
     if (efi) {
       // Efí refuses a send from a key without a webhook: the service registers it at boot.
       const deadline = Date.now() + 30_000;
@@ -1172,7 +1313,8 @@ async function main() {
       const seller = { id: created.body.seller.id, keys: { 'x-api-public-key': created.body.credentials.publicKey, 'x-api-private-key': created.body.credentials.privateKey }, schedulerDays: 0, cpf: cpfs[i] };
       const hook = await call(base, 'POST', `/admin/sellers/${seller.id}/webhooks`, { url: `${receiver.url}/webhooks/${seller.id}`, type: 'WITHDRAWAL' }, admin);
       if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${JSON.stringify(hook.body)}`);
-      const funding = await call(base, 'POST', '/api/sales', { ...saleBody(efi ? 'PIX' : 'TRANSFER'), amount: 50_000_000, items: [{ title: 'Aporte', unitPrice: 50_000_000, quantity: 1, tangible: false }], postbackUrl: `${receiver.url}/postbacks/${seller.id}` }, seller.keys);
+      // Transfers are not taken while Cielo holds the boleto rail: sandbox PIX then.
+      const funding = await call(base, 'POST', '/api/sales', { ...saleBody(efi || cieloBoletos ? 'PIX' : 'TRANSFER'), amount: 50_000_000, items: [{ title: 'Aporte', unitPrice: 50_000_000, quantity: 1, tangible: false }], postbackUrl: `${receiver.url}/postbacks/${seller.id}` }, seller.keys);
       if (funding.status !== 201) throw new Error(`funding sale not created: ${funding.status} ${JSON.stringify(funding.body)}`);
       if (efi) {
         // Paid at the PSP, where the payouts leave from.
@@ -1233,6 +1375,7 @@ async function main() {
     let pending = -1;
     let stuck = -1;
     let cieloRefunds = 0;
+    let boletosUnbooked = 0;
     // efi mode: no withdrawal open, no send EM_PROCESSAMENTO at the PSP, every Pix it received known to the service.
     let efiOpen = { withdrawals: 0, sends: 0, pixUnrecorded: 0 };
     while (Date.now() - recoveryStarted < settings.recoveryTimeoutMs) {
@@ -1247,12 +1390,13 @@ async function main() {
                                (SELECT count(*) FROM sale_refunds r JOIN sales s ON s.id = r.sale_id WHERE r.status = 'PENDING' AND s.provider = 'cielo')::int AS "cieloRefunds"`)
       ).rows;
       if (efi) efiOpen = await efiOpenWork(db, launcher);
-      if (pending === 0 && stuck === 0 && cieloRefunds === 0 && efiOpen.withdrawals === 0 && efiOpen.sends === 0 && efiOpen.pixUnrecorded === 0) break;
+      if (cieloBoletos) boletosUnbooked = await cieloBoletosUnbooked(db, cieloLauncher);
+      if (pending === 0 && stuck === 0 && cieloRefunds === 0 && boletosUnbooked === 0 && efiOpen.withdrawals === 0 && efiOpen.sends === 0 && efiOpen.pixUnrecorded === 0) break;
       await sleep(1000);
     }
     const recoverySeconds = (Date.now() - recoveryStarted) / 1000;
     const efiRecovery = efi ? `, withdrawals PENDING or PROCESSING ${efiOpen.withdrawals}, sends EM_PROCESSAMENTO at the PSP ${efiOpen.sends}, Pix received unknown to the service ${efiOpen.pixUnrecorded}` : '';
-    console.log(`chaos: recovery took ${recoverySeconds.toFixed(1)} s (outbox PENDING ${pending}, sales EM_PROCESSAMENTO ${stuck}${cielo ? `, Cielo refunds PENDING ${cieloRefunds}` : ''}${efiRecovery})`);
+    console.log(`chaos: recovery took ${recoverySeconds.toFixed(1)} s (outbox PENDING ${pending}, sales EM_PROCESSAMENTO ${stuck}${cielo ? `, Cielo refunds PENDING ${cieloRefunds}` : ''}${cieloBoletos ? `, boletos paid at Cielo not booked ${boletosUnbooked}` : ''}${efiRecovery})`);
     await sleep(500); // the receiver's last answers
     await service.stop();
 
@@ -1293,7 +1437,8 @@ async function main() {
   if (failures.length === 0) {
     const cards = cielo ? 'one POST and one payment per MerchantOrderId at most at Cielo, every paid Cielo sale captured once for its amount, no payment of a sale not paid' : 'one charge per reference at most';
     const payouts = efi ? 'one send per withdrawal at most at Efí, every completed withdrawal paid once for its net amount, none left open' : 'one payout per reference at most';
-    console.log(`\nchaos: PASS: the ledger verifies to zero, no sale left in processing, ${cards}, ${payouts}, every status change has its event, every event delivered and received`);
+    const boletos = cieloBoletos ? ', every boleto paid at Cielo booked once (its sale PAGO, or owed back after its cancellation)' : '';
+    console.log(`\nchaos: PASS: the ledger verifies to zero, no sale left in processing, ${cards}, ${payouts}${boletos}, every status change has its event, every event delivered and received`);
     return 0;
   }
   console.log('\nchaos: FAIL');

@@ -1,78 +1,43 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { CieloSimulator, makeCertificates } from './setup/cielo';
-import { PixCertificates } from './setup/api-pix';
+import { randomUUID } from 'node:crypto';
+import { CieloSimulator } from './setup/cielo';
+import { BOLETO_ADDRESS as address, BoletoGateway, startBoletoGateway } from './setup/cielo/boleto-gateway';
 import { adminHeaders, createSeller as newSeller, TestSeller } from './setup/factories';
-import { eventually, freePort } from './setup/processes';
+import { eventually } from './setup/processes';
 import { customer, saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
-const MERCHANT_ID = '3c9d1e2f-4a5b-4c6d-8e7f-0a1b2c3d4e5f';
-const MERCHANT_KEY = 'CIELOBOLETOSREVIEWKEY0123456789ABCDEFGHI';
 const ORDER_PREFIX = 'GWBR';
-const HEADER_NAME = 'X-Cielo-Secret';
-const HEADER_VALUE = randomBytes(18).toString('base64url');
 const CLEARING_DAYS = 2;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
-
-const address = { street: 'Avenida Paulista', streetNumber: '1000', complement: 'Apto 12', zipCode: '01310100', neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP' };
 
 /**
  * Review of issue 40 (registered boletos through Cielo): cases the first suite left out, against the same
  * simulator. Each names what went wrong before its fix.
  */
 describe('Boletos through Cielo: review (issue 40)', () => {
-  let certs: PixCertificates;
+  let gateway: BoletoGateway;
   let cielo: CieloSimulator;
   let t: TestApp;
 
   beforeAll(async () => {
-    certs = await makeCertificates();
-    cielo = await CieloSimulator.start({ certs, merchantId: MERCHANT_ID, merchantKey: MERCHANT_KEY, notificationHeaders: { [HEADER_NAME]: HEADER_VALUE }, boletoBanks: ['Simulado', 'BancoDoBrasil3'] });
-    const port = await freePort();
-    const notificationUrl = `http://127.0.0.1:${port}/cielo/notifications/${randomBytes(16).toString('hex')}`;
-    t = await startApp({
-      ...cielo.gatewayEnv(notificationUrl),
-      CARD_PROVIDER: 'sandbox',
-      BOLETO_PROVIDER: 'cielo',
-      CIELO_BOLETO_PROVIDER: 'Simulado',
-      CIELO_BOLETO_CLEARING_DAYS: String(CLEARING_DAYS),
-      CIELO_BOLETO_POLL_SECONDS: '1',
-      CIELO_NOTIFICATION_HEADER: `${HEADER_NAME}: ${HEADER_VALUE}`,
-      CIELO_ORDER_ID_PREFIX: ORDER_PREFIX,
-      CIELO_TIMEOUT_MS: '1500',
-      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
-      JANITOR_SECONDS: '3600',
-    });
-    await t.app.listen(port, '127.0.0.1');
-    cielo.setNotificationUrl(notificationUrl);
+    gateway = await startBoletoGateway({ merchantKey: 'CIELOBOLETOSREVIEWKEY0123456789ABCDEFGHI', orderPrefix: ORDER_PREFIX, clearingDays: CLEARING_DAYS });
+    ({ cielo, t } = gateway);
   });
 
-  afterAll(async () => {
-    await t.close();
-    await cielo.close();
-    await rm(certs.dir, { recursive: true, force: true });
-  });
+  afterAll(() => gateway.close());
 
   afterEach(() => {
     expect(cielo.violations).toEqual([]);
   });
 
-  const orderId = (saleId: number) => `${ORDER_PREFIX}${saleId}`;
-  const boletoSale = (overrides: Json = {}) => saleBody('BOLETO', { amount: 15_700, boleto: { expiresInDays: 5 }, customer: { ...customer, address }, ...overrides });
-  const issue = async (seller: TestSeller, overrides: Json = {}) => {
-    const sale = (await t.http.post('/api/sales').set(seller.headers).send(boletoSale(overrides)).expect(201)).body.sale as Json;
-    const [payment] = cielo.payments(orderId(sale.id));
-    return { sale, paymentId: payment.paymentId as string };
-  };
+  const boletoSale = (overrides: Json = {}) => gateway.boletoSale(overrides);
+  const issue = (seller: TestSeller, overrides: Json = {}) => gateway.issue(seller, overrides);
   const statusOf = async (seller: TestSeller, id: number) => ((await t.http.get(`/api/transactions/${id}`).set(seller.headers).expect(200)).body as Json).status as string;
-  const scheduler = async (seller: TestSeller, now?: Date) =>
-    (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send(now ? { now: now.toISOString() } : {}).expect(200)).body as Json;
-  const lapsePoll = (saleId: number) => t.db.query(`UPDATE sales SET provider_checked_at = NULL WHERE id = $1`, [saleId]);
-  const postingsOf = async (saleId: number) =>
-    (await t.db.query(`SELECT kind FROM ledger_postings WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [saleId])).map((row: Json) => row.kind);
+  const scheduler = (seller: TestSeller, now?: Date) => gateway.scheduler(seller, now);
+  const lapsePoll = (saleId: number) => gateway.lapsePoll(saleId);
+  const postingsOf = (saleId: number) => gateway.postingsOf(saleId);
   /** The fields a 400 of sale creation names (spec 7.1: `details` is one field and its message, or `errors`). */
   const fieldsOf = (body: Json): string[] => {
     const details = (body.details ?? {}) as Json;

@@ -1,26 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { lineToBarcode } from '../../src/domain/boleto-line';
 import { checkProviderBacking } from '../../src/ledger/provider-backing';
-import { CieloSimulator, makeCertificates } from './setup/cielo';
-import { PixCertificates } from './setup/api-pix';
+import { CieloSimulator } from './setup/cielo';
+import { BOLETO_ADDRESS as address, BoletoGateway, startBoletoGateway } from './setup/cielo/boleto-gateway';
 import { adminHeaders, createSeller as newSeller, TestSeller } from './setup/factories';
-import { eventually, freePort } from './setup/processes';
+import { eventually } from './setup/processes';
 import { balanceOf, customer, saleBody } from './setup/sales';
 import { startApp, TestApp } from './setup/test-app';
 
-const MERCHANT_ID = '3c9d1e2f-4a5b-4c6d-8e7f-0a1b2c3d4e5f';
-const MERCHANT_KEY = 'CIELOBOLETOSE2EKEY0123456789ABCDEFGHIJKL';
 const ORDER_PREFIX = 'GWBL';
-const HEADER_NAME = 'X-Cielo-Secret';
-const HEADER_VALUE = randomBytes(18).toString('base64url');
 const SALE_POST = { path: /^\/1\/sales\/?$/, method: 'POST' };
 const DAY_MS = 86_400_000;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
-
-const address = { street: 'Avenida Paulista', streetNumber: '1000', complement: 'Apto 12', zipCode: '01310100', neighborhood: 'Bela Vista', city: 'São Paulo', state: 'SP' };
 
 /**
  * Issue 40: registered boletos through Cielo's API E-commerce 3.0 (BOLETO_PROVIDER=cielo), against the Cielo
@@ -31,7 +23,7 @@ const address = { street: 'Avenida Paulista', streetNumber: '1000', complement: 
  * and listed for the operator.
  */
 describe('Boletos through Cielo (issue 40)', () => {
-  let certs: PixCertificates;
+  let gateway: BoletoGateway;
   let cielo: CieloSimulator;
   let t: TestApp;
   const sellerIds: number[] = [];
@@ -42,54 +34,29 @@ describe('Boletos through Cielo (issue 40)', () => {
   };
 
   beforeAll(async () => {
-    certs = await makeCertificates();
-    cielo = await CieloSimulator.start({ certs, merchantId: MERCHANT_ID, merchantKey: MERCHANT_KEY, notificationHeaders: { [HEADER_NAME]: HEADER_VALUE }, boletoBanks: ['Simulado', 'BancoDoBrasil3'] });
-    const port = await freePort();
-    const notificationUrl = `http://127.0.0.1:${port}/cielo/notifications/${randomBytes(16).toString('hex')}`;
-    t = await startApp({
-      ...cielo.gatewayEnv(notificationUrl),
-      CARD_PROVIDER: 'sandbox',
-      BOLETO_PROVIDER: 'cielo',
-      CIELO_BOLETO_PROVIDER: 'Simulado',
-      CIELO_BOLETO_ASSIGNOR: 'Gateway Pagamentos Ltda',
-      CIELO_BOLETO_INSTRUCTIONS: 'Não receber após o vencimento',
-      CIELO_BOLETO_CLEARING_DAYS: '2',
-      CIELO_BOLETO_POLL_SECONDS: '1',
-      CIELO_NOTIFICATION_HEADER: `${HEADER_NAME}: ${HEADER_VALUE}`,
-      CIELO_ORDER_ID_PREFIX: ORDER_PREFIX,
-      CIELO_TIMEOUT_MS: '1500',
-      SANDBOX_CLOCK_MOVES_REAL_RECORDS: 'true',
-      JANITOR_SECONDS: '3600',
+    gateway = await startBoletoGateway({
+      merchantKey: 'CIELOBOLETOSE2EKEY0123456789ABCDEFGHIJKL',
+      orderPrefix: ORDER_PREFIX,
+      clearingDays: 2,
+      env: { CIELO_BOLETO_ASSIGNOR: 'Gateway Pagamentos Ltda', CIELO_BOLETO_INSTRUCTIONS: 'Não receber após o vencimento' },
     });
-    await t.app.listen(port, '127.0.0.1');
-    cielo.setNotificationUrl(notificationUrl);
+    ({ cielo, t } = gateway);
   });
 
-  afterAll(async () => {
-    await t.close();
-    await cielo.close();
-    await rm(certs.dir, { recursive: true, force: true });
-  });
+  afterAll(() => gateway.close());
 
   afterEach(() => {
     expect(cielo.violations).toEqual([]);
   });
 
-  const orderId = (saleId: number) => `${ORDER_PREFIX}${saleId}`;
-  const boletoSale = (overrides: Json = {}) => saleBody('BOLETO', { amount: 15_700, boleto: { expiresInDays: 5 }, customer: { ...customer, address }, ...overrides });
-  const issue = async (seller: TestSeller, overrides: Json = {}) => {
-    const sale = (await t.http.post('/api/sales').set(seller.headers).send(boletoSale(overrides)).expect(201)).body.sale as Json;
-    const [payment] = cielo.payments(orderId(sale.id));
-    return { sale, paymentId: payment.paymentId as string };
-  };
+  const orderId = (saleId: number) => gateway.orderId(saleId);
+  const boletoSale = (overrides: Json = {}) => gateway.boletoSale(overrides);
+  const issue = (seller: TestSeller, overrides: Json = {}) => gateway.issue(seller, overrides);
   const lookup = async (seller: TestSeller, id: number) => (await t.http.get(`/api/transactions/${id}`).set(seller.headers).expect(200)).body as Json;
-  const scheduler = async (seller: TestSeller, now?: Date) =>
-    (await t.http.post('/api/sandbox/scheduler/run').set(seller.headers).send(now ? { now: now.toISOString() } : {}).expect(200)).body as Json;
-  /** The poll's lease given back, so that the next pass asks at once. */
-  const lapsePoll = (saleId: number) => t.db.query(`UPDATE sales SET provider_checked_at = NULL WHERE id = $1`, [saleId]);
-  const postingsOf = async (saleId: number) =>
-    (await t.db.query(`SELECT kind FROM ledger_postings WHERE reference_type = 'SALE' AND reference_id = $1 ORDER BY id`, [saleId])).map((row: Json) => row.kind);
-  const lastSaleRequest = (saleId: number) => cielo.requestsOf('sale').filter((one) => one.merchantOrderId === orderId(saleId)).at(-1)?.body as Json;
+  const scheduler = (seller: TestSeller, now?: Date) => gateway.scheduler(seller, now);
+  const lapsePoll = (saleId: number) => gateway.lapsePoll(saleId);
+  const postingsOf = (saleId: number) => gateway.postingsOf(saleId);
+  const lastSaleRequest = (saleId: number) => gateway.lastSaleRequest(saleId);
 
   it('issues a registered boleto with Cielo’s line, bar code and page: the payer’s name, CPF and address, the nosso número and due date sent; PENDENTE', async () => {
     const seller = await createSeller(t);

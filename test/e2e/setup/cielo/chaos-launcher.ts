@@ -29,10 +29,13 @@
  *   GET /state   the payments (paymentId, merchantOrderId, type, amount, status, capturedAmount, voidedAmount,
  *                installments, brand, returnCode), the POST /1/sales per MerchantOrderId and those answered
  *                201, the look-ups by MerchantOrderId, the faults played, the schema violations seen
+ *   POST /pay-boleto {merchantOrderId, delivery?: once|never}   the open boleto under that MerchantOrderId paid
+ *                (Status 2), notified to CHAOS_CIELO_NOTIFICATION_URL once or never; 409 when there is none
  *
  * Environment: CHAOS_CIELO_MERCHANT_ID (a GUID), CHAOS_CIELO_MERCHANT_KEY (required); CHAOS_CIELO_FAULTS [true];
  * CHAOS_CIELO_FAULT_EVERY_SALES (mean) [8]; CHAOS_CIELO_HOLD_MS [4000]; CHAOS_CIELO_DELAY_MS [3000];
- * CHAOS_CIELO_PENDING_MS [4000]; CHAOS_CIELO_LATENCY_MS [0].
+ * CHAOS_CIELO_PENDING_MS [4000]; CHAOS_CIELO_LATENCY_MS [0]; CHAOS_CIELO_NOTIFICATION_URL (the service's notification
+ * URL, where boletos' payments are notified).
  * SIGTERM or SIGINT: closes the simulator, removes the certificates, exits 0.
  */
 import { randomBytes } from 'node:crypto';
@@ -69,6 +72,8 @@ async function main(): Promise<void> {
     merchantKey: required('CHAOS_CIELO_MERCHANT_KEY'),
     mpi: { clientId: 'gateway-chaos-mpi', clientSecret: randomBytes(16).toString('hex') },
     saleLatencyMs: latencyMs,
+    // Boletos (CHAOS_BOLETOS=cielo): paid by the control endpoint, notified here when the service listens.
+    ...(env.CHAOS_CIELO_NOTIFICATION_URL ? { notificationUrl: env.CHAOS_CIELO_NOTIFICATION_URL } : {}),
   });
 
   const faults = { answersLost: 0, timeouts: 0, late: 0, sales5xx: 0, pending: 0, pendingApproved: 0, pendingDenied: 0 };
@@ -137,11 +142,30 @@ async function main(): Promise<void> {
     };
   };
 
+  /** The open boleto issued under a MerchantOrderId paid, then notified (or not: `delivery` never, the poll's to find). */
+  const payBoleto = async (merchantOrderId: string, delivery: 'once' | 'never'): Promise<[number, unknown]> => {
+    const boleto = cielo.payments(merchantOrderId).find((payment) => payment.type === 'Boleto' && payment.status === 1);
+    if (!boleto) return [409, { error: `no open boleto under ${merchantOrderId}` }];
+    await cielo.payBoleto(boleto.paymentId, { delivery }).catch(() => undefined);
+    return [200, { paymentId: boleto.paymentId }];
+  };
+
   const control = createServer((request: IncomingMessage, response: ServerResponse) => {
-    request.resume();
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const answer = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (request.method === 'GET' && request.url === '/state') return answer(200, state());
+      if (request.method === 'POST' && request.url === '/pay-boleto') {
+        let body: { merchantOrderId?: string; delivery?: 'once' | 'never' } = {};
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+        } catch {
+          return answer(400, { error: 'a JSON body {merchantOrderId, delivery?}' });
+        }
+        if (!body.merchantOrderId) return answer(400, { error: 'merchantOrderId is required' });
+        return void payBoleto(body.merchantOrderId, body.delivery === 'never' ? 'never' : 'once').then(([status, result]) => answer(status, result));
+      }
       answer(404, { error: `${request.method} ${request.url} is not a control of this launcher` });
     });
   });
