@@ -530,12 +530,12 @@ function renewalCharges(providers: ProviderRegistry, config: AppConfig): Pick<Pr
     call: async (charged) => {
       // The stored card: the acquirer's token opened from its seal for this call, or the sandbox's.
       const tokens = charged.map(({ subscription }) => openedCardToken(subscription, config));
-      const sendable = charged.filter((_, index) => tokens[index] !== undefined);
+      const sendable = charged.flatMap((renewal, index) => (tokens[index] === undefined ? [] : [{ ...renewal, token: tokens[index] }]));
       const answers = sendable.length
         ? await providers.card(charged[0].sale.provider, `Sale ${charged[0].sale.id}`).chargeCards(
-            sendable.map(({ subscription, sale }) => ({
+            sendable.map(({ subscription, sale, token }) => ({
               reference: chargeReference(sale.id),
-              token: tokens[charged.findIndex((one) => one.sale.id === sale.id)] as string,
+              token: token as string,
               brand: subscription.cardBrand,
               amountCents: sale.amountCents,
               installments: 1,

@@ -3,7 +3,7 @@ import { barcodeToLine } from '../../domain/boleto-line';
 import { cents } from '../../domain/money';
 import { Boleto, BoletoFieldProblem, BoletoProvider, BoletoRefusedError, BoletoRequest, IssuedBoleto, PayerAddress } from '../card-provider.port';
 import { CieloClient, CieloUnavailableError } from './cielo.client';
-import { cieloOrderId, firstCieloError, isCieloPaymentId, referenceOfCieloOrder } from './cielo-orders';
+import { cieloOrderId, firstCieloError, isCieloPaymentId, referenceOfCieloOrder, salesUnderOrder } from './cielo-orders';
 
 /** The bank contract Cielo registers the boletos through (CIELO_BOLETO_PROVIDER, ref §9). */
 export type CieloBoletoBank = 'Bradesco2' | 'BancoDoBrasil3' | 'Simulado';
@@ -212,16 +212,11 @@ export class CieloBoletoProvider implements BoletoProvider {
    * boleto registered after this look-up is nobody's, its line never shown, so never paid.
    */
   private async issuedAfterAll(reference: number, orderId: string, cause: Error): Promise<Boleto> {
-    const listed = await this.client.query(`/1/sales?merchantOrderId=${encodeURIComponent(orderId)}`).catch(() => null);
-    const body = (listed?.status === 200 ? listed.body : null) as { Payments?: Array<{ PaymentId?: string }>; Payment?: Array<{ PaymentId?: string }> } | null;
-    const ids = (body?.Payments ?? body?.Payment ?? []).map((one) => one.PaymentId).filter((id): id is string => typeof id === 'string');
-    for (const id of ids) {
-      const found = await this.client.query(`/1/sales/${encodeURIComponent(id)}`).catch(() => null);
-      const sale = found?.status === 200 ? (found.body as CieloBoletoSale | null) : null;
-      if (sale?.Payment?.Type === 'Boleto' && sale.MerchantOrderId === orderId) {
-        this.logger.warn({ provider: 'cielo', reference, paymentId: id }, 'A boleto whose answer was lost was found by its MerchantOrderId');
-        return this.boletoOf({ ...sale, Payment: { ...sale.Payment, PaymentId: sale.Payment.PaymentId ?? id } }, reference);
-      }
+    const { sales } = await salesUnderOrder<CieloBoletoSale>(this.client, orderId).catch(() => ({ sales: [] as Array<{ paymentId: string; sale: CieloBoletoSale }> }));
+    const found = sales.find(({ sale }) => sale.Payment?.Type === 'Boleto');
+    if (found) {
+      this.logger.warn({ provider: 'cielo', reference, paymentId: found.paymentId }, 'A boleto whose answer was lost was found by its MerchantOrderId');
+      return this.boletoOf({ ...found.sale, Payment: { ...found.sale.Payment, PaymentId: found.sale.Payment?.PaymentId ?? found.paymentId } }, reference);
     }
     throw new CieloUnavailableError(`${cause.message}; no boleto shows under ${orderId}`);
   }

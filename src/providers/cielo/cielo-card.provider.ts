@@ -19,7 +19,7 @@ import {
 } from '../card-provider.port';
 import { CieloClient, CieloUnavailableError } from './cielo.client';
 import { CieloMpiClient } from './cielo-mpi.client';
-import { cieloOrderId, firstCieloError, isCieloPaymentId, referenceOfCieloOrder } from './cielo-orders';
+import { cieloOrderId, firstCieloError, isCieloPaymentId, referenceOfCieloOrder, salesUnderOrder } from './cielo-orders';
 
 /** The provider name written on the card sales Cielo holds. */
 export const CIELO = 'cielo';
@@ -92,12 +92,6 @@ interface CieloSale {
   MerchantOrderId?: string;
   Customer?: { Name?: string };
   Payment?: CieloPayment;
-}
-
-/** The look-up by MerchantOrderId (ref §5): the list under `Payments` or `Payment`. */
-interface CieloOrderQuery {
-  Payments?: Array<{ PaymentId?: string }>;
-  Payment?: Array<{ PaymentId?: string }>;
 }
 
 /**
@@ -234,20 +228,13 @@ export class CieloCardProvider implements CardProvider {
    */
   async findCharge(reference: string): Promise<ChargeResult | null> {
     const orderId = this.orderId(reference);
-    const listed = await this.client.query(`/1/sales?merchantOrderId=${encodeURIComponent(orderId)}`);
-    if (listed.status === 404) return null;
-    const body = (listed.body ?? {}) as CieloOrderQuery;
-    const ids = [...new Set((body.Payments ?? body.Payment ?? []).map((one) => one.PaymentId).filter((id): id is string => typeof id === 'string'))];
-    if (ids.length === 0) return null;
+    const { listed, sales } = await salesUnderOrder<CieloSale>(this.client, orderId);
+    if (listed === 0) return null;
     const payments: CieloPayment[] = [];
     const customers = new Map<string, CieloSale['Customer']>();
-    for (const id of ids) {
-      const found = await this.client.query(`/1/sales/${encodeURIComponent(id)}`);
-      if (found.status === 404) continue;
-      const sale = found.body as CieloSale;
-      if (sale.MerchantOrderId !== undefined && sale.MerchantOrderId !== orderId) continue;
-      if (sale.Payment) payments.push({ PaymentId: id, ...sale.Payment });
-      customers.set(id, sale.Customer);
+    for (const { paymentId, sale } of sales) {
+      if (sale.Payment) payments.push({ PaymentId: paymentId, ...sale.Payment });
+      customers.set(paymentId, sale.Customer);
     }
     if (payments.length === 0) throw new CieloUnavailableError(`Cielo lists payments under ${orderId} that its look-up by PaymentId does not show yet`);
     if (payments.length > 1) {
